@@ -1,0 +1,1 @@
+"""Bundled case files (TOML), installed as ``derive.cases``; see ``derive cases``."""

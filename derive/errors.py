@@ -1,0 +1,42 @@
+"""Errors derive reports to its users.
+
+Every error a user can cause (a bad case file, an impossible convention, a file that
+cannot be written) is a :class:`DeriveError`. The CLI prints its message on one line and
+exits with code 2; it never shows a traceback for one.
+"""
+
+from __future__ import annotations
+
+
+class DeriveError(Exception):
+    """A user-facing error: what went wrong, where, and what was expected.
+
+    Attributes:
+        file: the file the error is about (a case file, a hand computation), or None.
+        field: the dotted field inside that file (``blocks[1].W_Q``), with row and
+            column when they apply (``row 2, column 3``), or None.
+        expected: what derive expected to find there.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
+                 expected: str | None = None):
+        self.file = file
+        self.field = field
+        self.expected = expected
+        self.detail = message
+        parts = [p for p in (file, f"field {field}" if field else None) if p]
+        where = ": ".join(parts)
+        text = f"{where}: {message}" if where else message
+        if expected:
+            text += f" (expected {expected})"
+        super().__init__(text)
+
+
+class CaseError(DeriveError):
+    """A case file that cannot be loaded: malformed TOML, a missing or malformed field,
+    a shape mismatch, a token not in the vocabulary, or a convention derive does not know."""
+
+
+class EvaluationError(DeriveError):
+    """A case that loads but whose forward pass is undefined, e.g. the LayerNorm of a
+    constant row with eps = 0 (a division by zero)."""

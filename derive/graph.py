@@ -1,0 +1,338 @@
+"""The derivation graph: named scalar quantities, each computed once from its parents.
+
+A :class:`Node` holds its operation, its parents and its metadata (the chapter's name for
+it); a :class:`Graph` is the list of nodes in creation order, which is a topological order.
+Values are exact :class:`flint.fmpq` wherever the value is rational and certified
+:class:`flint.arb` balls elsewhere (DESIGN.md, "Rational where possible / Certified where
+not"). Each operation also says how it passes a gradient back (its partial derivatives)
+and how it is written as a SymPy expression, in the spirit of micrograd's ``engine.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import sympy
+from flint import arb, fmpq
+
+Value = fmpq | arb
+
+GELU_C = fmpq(44715, 1000000)  # the cubic coefficient of GPT-2's gelu_new
+
+
+class NeedPrecision(Exception):
+    """A ball straddles a point where the operation is not smooth (ReLU at 0, a division
+    by a ball containing 0): evaluate again at a higher working precision."""
+
+
+class Undefined(ArithmeticError):
+    """An exact division by zero or square root of a negative number."""
+
+
+def is_exact(v: Value) -> bool:
+    """True when ``v`` is an exact rational (fmpq)."""
+    return isinstance(v, fmpq)
+
+
+def as_arb(v: Value) -> arb:
+    """The ball for ``v`` at the current working precision."""
+    return arb(v) if isinstance(v, fmpq) else v
+
+
+def is_zero(v: Value) -> bool:
+    """True only when ``v`` is exactly zero."""
+    return isinstance(v, fmpq) and v == 0
+
+
+def to_fmpq(q: Fraction) -> fmpq:
+    """A :class:`fractions.Fraction` as a flint fmpq."""
+    return fmpq(q.numerator, q.denominator)
+
+
+# --------------------------------------------------------------------------- operations
+
+class Op:
+    """One scalar operation: ``eval`` its value from the parents' values, ``partials``
+    (d out / d parent_k, same order as the parents) and ``sympy`` (its exact form)."""
+
+    smooth_at_rationals = False
+
+    def eval(self, args: list[Value]) -> Value:
+        raise NotImplementedError
+
+    def partials(self, args: list[Value], out: Value) -> list[Value]:
+        raise NotImplementedError
+
+    def sympy(self, args: list[sympy.Expr]) -> sympy.Expr:
+        raise NotImplementedError
+
+
+class Lin(Op):
+    """``out = const + sum_k c_k p_k`` with exact rational c_k: sums, means, residuals,
+    differences, scaling by a rational (1/T, 1/d)."""
+
+    def __init__(self, coeffs, const=fmpq(0)):
+        self.coeffs = [to_fmpq(c) if isinstance(c, Fraction) else fmpq(c) for c in coeffs]
+        self.const = to_fmpq(const) if isinstance(const, Fraction) else fmpq(const)
+
+    def eval(self, args):
+        total = self.const
+        for c, a in zip(self.coeffs, args):
+            if c != 0 and not is_zero(a):
+                total = total + (a if c == 1 else c * a)
+        return total
+
+    def partials(self, args, out):
+        return list(self.coeffs)
+
+    def sympy(self, args):
+        return _rat(self.const) + sympy.Add(*[_rat(c) * a for c, a in zip(self.coeffs, args)])
+
+
+class Dot(Op):
+    """``out = sum_k a_k b_k`` over parents ``a_1..a_n, b_1..b_n``: matrix products with
+    weights (x W), dot products of a query and a key (q . k), mixing values (sum a v)."""
+
+    def eval(self, args):
+        n = len(args) // 2
+        total = fmpq(0)
+        for a, b in zip(args[:n], args[n:]):
+            if not (is_zero(a) or is_zero(b)):
+                total = total + a * b
+        return total
+
+    def partials(self, args, out):
+        n = len(args) // 2
+        return list(args[n:]) + list(args[:n])
+
+    def sympy(self, args):
+        n = len(args) // 2
+        return sympy.Add(*[a * b for a, b in zip(args[:n], args[n:])])
+
+
+class Mul(Op):
+    """``out = a b``."""
+
+    def eval(self, args):
+        a, b = args
+        return fmpq(0) if is_zero(a) or is_zero(b) else a * b
+
+    def partials(self, args, out):
+        return [args[1], args[0]]
+
+    def sympy(self, args):
+        return args[0] * args[1]
+
+
+class Div(Op):
+    """``out = a / b`` (LayerNorm's (x - mu) / sigma, softmax's e^s / sum e^s)."""
+
+    def eval(self, args):
+        a, b = args
+        if is_zero(b):
+            raise Undefined("division by zero")
+        if not is_exact(b) and b.contains(0):
+            raise NeedPrecision
+        return fmpq(0) if is_zero(a) else a / b
+
+    def partials(self, args, out):
+        a, b = args
+        return [1 / b if is_exact(b) else arb(1) / b, -out / b]
+
+    def sympy(self, args):
+        return args[0] / args[1]
+
+
+class Sqrt(Op):
+    """``out = sqrt(a)``, exact when a is the square of a rational (sigma = sqrt(var + eps))."""
+
+    def eval(self, args):
+        (a,) = args
+        if is_exact(a):
+            if a < 0:
+                raise Undefined("square root of a negative number")
+            if a.p.is_square() and a.q.is_square():
+                return fmpq(a.p.isqrt(), a.q.isqrt())
+            return arb(a).sqrt()
+        if a < 0:
+            raise Undefined("square root of a negative number")
+        return a.sqrt()
+
+    def partials(self, args, out):
+        return [1 / (2 * out) if is_exact(out) else arb(1) / (2 * out)]
+
+    def sympy(self, args):
+        return sympy.sqrt(args[0])
+
+
+class _Unary(Op):
+    """A transcendental function f with f(0) = f0 exact; other arguments go through arb."""
+
+    zero_value: fmpq = fmpq(0)
+
+    def eval(self, args):
+        (a,) = args
+        if is_zero(a):
+            return self.zero_value
+        return self.ball(as_arb(a))
+
+    def ball(self, x: arb) -> arb:
+        raise NotImplementedError
+
+
+class Exp(_Unary):
+    """``out = e^a`` (e^s, e^z)."""
+
+    zero_value = fmpq(1)
+
+    def ball(self, x):
+        return x.exp()
+
+    def partials(self, args, out):
+        return [out]
+
+    def sympy(self, args):
+        return sympy.exp(args[0])
+
+
+class Log(Op):
+    """``out = ln a`` in nats (the loss)."""
+
+    def eval(self, args):
+        (a,) = args
+        if is_exact(a) and a == 1:
+            return fmpq(0)
+        if is_exact(a) and a <= 0:
+            raise Undefined("logarithm of a number <= 0")
+        return as_arb(a).log()
+
+    def partials(self, args, out):
+        return [1 / as_arb(args[0])]
+
+    def sympy(self, args):
+        return sympy.log(args[0])
+
+
+class GeluTanh(_Unary):
+    """GPT-2's ``gelu_new``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``
+    (Hendrycks and Gimpel 2016, eq. for the tanh approximation)."""
+
+    def ball(self, x):
+        return x * (1 + self._t(x)) / 2
+
+    @staticmethod
+    def _t(x):
+        return ((2 / arb.pi()).sqrt() * (x + GELU_C * x * x * x)).tanh()
+
+    def partials(self, args, out):
+        x = as_arb(args[0])
+        t = self._t(x)
+        c = (2 / arb.pi()).sqrt()
+        return [(1 + t) / 2 + x * (1 - t * t) * c * (1 + 3 * GELU_C * x * x) / 2]
+
+    def sympy(self, args):
+        x = args[0]
+        return x * (1 + sympy.tanh(sympy.sqrt(2 / sympy.pi) * (x + _rat(GELU_C) * x ** 3))) / 2
+
+
+class GeluErf(_Unary):
+    """The exact GELU: ``0.5 x (1 + erf(x / sqrt 2))`` (Hendrycks and Gimpel 2016, eq. 1)."""
+
+    def ball(self, x):
+        return x * (1 + (x / arb(2).sqrt()).erf()) / 2
+
+    def partials(self, args, out):
+        x = as_arb(args[0])
+        cdf = (1 + (x / arb(2).sqrt()).erf()) / 2
+        pdf = (-(x * x) / 2).exp() / (2 * arb.pi()).sqrt()
+        return [cdf + x * pdf]
+
+    def sympy(self, args):
+        x = args[0]
+        return x * (1 + sympy.erf(x / sympy.sqrt(2))) / 2
+
+
+class Relu(Op):
+    """``max(0, x)``; its derivative at 0 is taken as 0 (PyTorch's convention)."""
+
+    def eval(self, args):
+        (a,) = args
+        return a if self._positive(a) else fmpq(0)
+
+    def partials(self, args, out):
+        return [fmpq(1) if self._positive(args[0]) else fmpq(0)]
+
+    @staticmethod
+    def _positive(a) -> bool:
+        if is_exact(a):
+            return a > 0
+        if a.contains(0):
+            raise NeedPrecision
+        return a > 0
+
+    def sympy(self, args):
+        return sympy.Max(0, args[0])
+
+
+ACTIVATION_OPS = {"gelu_tanh": GeluTanh(), "gelu_erf": GeluErf(), "relu": Relu()}
+
+
+def _rat(q: fmpq) -> sympy.Rational:
+    return sympy.Rational(int(q.p), int(q.q))
+
+
+# --------------------------------------------------------------------------- nodes
+
+@dataclass
+class Meta:
+    """What a quantity is called: JSON ``symbol``, ``block``, ``head``, ``position``
+    (1-based row), ``index`` (1-based column or a token piece), ``norm`` (which LayerNorm:
+    ln1, ln2, final), ``param`` (for leaves: E, P, W_Q, ...), ``token`` (the piece of
+    an E row or a logit), and ``label``, the chapter's
+    name for it (``s_{5,3}``). Quantities with ``symbol`` None are scratch values."""
+
+    symbol: str | None
+    label: str
+    block: int | None = None
+    head: int | None = None
+    position: int | None = None
+    index: int | str | None = None
+    norm: str | None = None
+    param: str | None = None
+    token: str | None = None
+
+
+@dataclass
+class Node:
+    """One quantity: ``op`` applied to ``parents`` (node ids), or a leaf when ``op`` is None
+    (a weight, with ``meta.param`` set, or a constant)."""
+
+    op: Op | None
+    parents: tuple[int, ...]
+    meta: Meta
+    leaf: fmpq | None = None
+
+
+@dataclass
+class Graph:
+    """The derivation DAG; node ids are list indices in creation (topological) order."""
+
+    nodes: list[Node] = field(default_factory=list)
+
+    def add(self, op: Op | None, parents, meta: Meta, leaf: fmpq | None = None) -> int:
+        """Append a node and return its id."""
+        self.nodes.append(Node(op, tuple(parents), meta, leaf))
+        return len(self.nodes) - 1
+
+    def leaf(self, value: Fraction, meta: Meta) -> int:
+        """A weight or constant with an exact value."""
+        return self.add(None, (), meta, to_fmpq(value) if isinstance(value, Fraction) else fmpq(value))
+
+    def scratch(self, op: Op, parents, label: str) -> int:
+        """An unnamed intermediate (not exported)."""
+        return self.add(op, parents, Meta(None, label))
+
+    def param_leaves(self) -> list[int]:
+        """Ids of the trainable leaves (weights)."""
+        return [i for i, n in enumerate(self.nodes) if n.op is None and n.meta.param]

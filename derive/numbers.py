@@ -1,0 +1,48 @@
+"""Exact numbers from case files.
+
+A case file writes its weights as integers, decimal text (``0.1`` is exactly 1/10, also
+when TOML reads it as a float: the loader parses floats with ``decimal.Decimal``, never
+through binary floats) or fractions as strings (``"1/3"``, ``"-2/7"``, ``"1e-5"``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+NUMBER_FORMS = 'a number: an integer, a decimal such as 0.125 or 1e-5, or a fraction such as "1/3"'
+
+
+def parse_exact(value: object) -> Fraction:
+    """Turn one case-file value into an exact :class:`fractions.Fraction`.
+
+    Accepts ``int``, ``decimal.Decimal`` (what the TOML loader gives for floats) and
+    strings holding an integer, a decimal or ``p/q``. Booleans, binary floats, ``nan``
+    and infinities are refused.
+
+    Raises:
+        ValueError: when the value is not an exact finite number.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{value} is not finite")
+        return Fraction(value)
+    if isinstance(value, str):
+        text = value.strip().replace("\u2212", "-")
+        try:
+            if "/" in text:
+                num, den = text.split("/", 1)
+                result = Fraction(int(num), int(den))
+            else:
+                dec = Decimal(text)
+                if not dec.is_finite():
+                    raise ValueError(f"{value!r} is not finite")
+                result = Fraction(dec)
+        except (ValueError, ZeroDivisionError, InvalidOperation):
+            raise ValueError(f"{value!r} is not a number") from None
+        return result
+    raise ValueError(f"{value!r} is not a number")

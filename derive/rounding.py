@@ -1,0 +1,206 @@
+"""Correct rounding of exact rationals and certified balls to decimal text.
+
+DESIGN.md, "Correct rounding": a value is scaled by 10^N (N places, or the places that
+give the requested significant figures) and rounded to the integer the mode selects. For
+an exact rational the integer is computed exactly, ties included. For a ball the integer is
+returned only when the whole ball lies strictly between two rounding boundaries; otherwise
+the answer is None ("undecided at this precision"), and the caller evaluates again at a
+higher precision or takes the exact path. A digit is never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import arb, fmpq, fmpz
+
+MODES = ("half-away", "half-even", "down", "floor", "ceiling")
+MINUS = "\u2212"
+
+
+@dataclass(frozen=True)
+class Format:
+    """How numbers are printed.
+
+    Attributes:
+        places: digits after the decimal point (default 3, the seed's), or None with ``sig``.
+        sig: significant figures instead of places (scientific notation outside 1e-5..1e sig).
+        mode: half-away (school rule, default), half-even, down (toward zero), floor, ceiling.
+        signed_zero: print a value that rounds to zero from below as ``-0.000`` (default
+            off: ``0.000``, as the seeds print it).
+        minus: the minus sign: ``-`` (JSON, LaTeX source) or the Unicode minus for text.
+    """
+
+    places: int | None = 3
+    sig: int | None = None
+    mode: str = "half-away"
+    signed_zero: bool = False
+    minus: str = "-"
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown rounding mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if (self.places is None) == (self.sig is None):
+            raise ValueError("give exactly one of places and sig")
+        if self.sig is not None and self.sig < 1:
+            raise ValueError("sig must be at least 1")
+        if self.places is not None and self.places < 0:
+            raise ValueError("places must be at least 0")
+
+
+# --------------------------------------------------------------------------- integers
+
+def round_fraction_to_int(y: Fraction, mode: str) -> int:
+    """The integer ``y`` rounds to under ``mode``, exactly (ties decided by the mode)."""
+    a, b = y.numerator, y.denominator
+    floor = a // b
+    if mode == "floor":
+        return floor
+    if mode == "ceiling":
+        return -(-a // b)
+    if mode == "down":
+        return floor if a >= 0 else -(-a // b)
+    twice = 2 * (y - floor)  # in [0, 2)
+    if twice < 1:
+        return floor
+    if twice > 1:
+        return floor + 1
+    if mode == "half-even":
+        return floor if floor % 2 == 0 else floor + 1
+    return floor + 1 if y > 0 else floor  # half-away
+
+
+def _certified_floor(z: arb) -> int | None:
+    """floor(z) when every point of the ball lies strictly between two integers."""
+    k = int(z.mid().floor().unique_fmpz())
+    if z > k and z < k + 1:
+        return k
+    return None
+
+
+def round_ball_to_int(y: arb, mode: str) -> int | None:
+    """The integer ``y`` rounds to under ``mode``, or None when the ball touches a
+    rounding boundary (an integer for directed modes, a half-integer otherwise)."""
+    if mode in ("half-away", "half-even"):
+        return _certified_floor(y + fmpq(1, 2))
+    if mode == "floor":
+        return _certified_floor(y)
+    if mode == "ceiling":
+        k = _certified_floor(-y)
+        return None if k is None else -k
+    # down: toward zero
+    if y > 0:
+        return _certified_floor(y)
+    if y < 0:
+        k = _certified_floor(-y)
+        return None if k is None else -k
+    return 0 if y.abs_upper() < 1 else None
+
+
+# --------------------------------------------------------------------------- decades
+
+def _decade_fraction(q: Fraction) -> int:
+    """floor(log10 |q|) for q != 0, exactly."""
+    a, b = abs(q.numerator), q.denominator
+    e = len(str(a)) - len(str(b))
+    while Fraction(10) ** e > Fraction(a, b):
+        e -= 1
+    while Fraction(10) ** (e + 1) <= Fraction(a, b):
+        e += 1
+    return e
+
+
+def _decade_ball(x: arb) -> int | None:
+    """floor(log10 |x|) when the ball certainly lies within one decade, else None."""
+    if x.contains(0):
+        return None
+    mag = abs(x)
+    guess = mag.log() / arb(10).log()
+    e = int(guess.mid().floor().unique_fmpz())
+    for cand in (e - 1, e, e + 1):
+        lo, hi = _pow10(cand), _pow10(cand + 1)
+        if mag >= lo and mag < hi:
+            return cand
+    return None
+
+
+def _pow10(e: int) -> fmpq:
+    return fmpq(fmpz(10) ** e) if e >= 0 else fmpq(1, fmpz(10) ** (-e))
+
+
+# --------------------------------------------------------------------------- text
+
+def _text(n: int, places: int, negative: bool, fmt: Format) -> str:
+    """Decimal text of n * 10^-places (places >= 0)."""
+    digits = str(abs(n)).rjust(places + 1, "0")
+    body = digits[:-places] + "." + digits[-places:] if places > 0 else digits
+    sign = fmt.minus if (n < 0 or (n == 0 and negative and fmt.signed_zero)) else ""
+    return sign + body
+
+
+def _scientific(n: int, e: int, fmt: Format) -> str:
+    digits = str(abs(n))
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    exponent = f"e{fmt.minus}{-e}" if e < 0 else f"e{e}"
+    return (fmt.minus if n < 0 else "") + mantissa + exponent
+
+
+def _sig_text(n: int, e: int, fmt: Format, negative: bool) -> str:
+    """n has ``sig`` digits and stands for n * 10^(e - sig + 1)."""
+    places = fmt.sig - 1 - e
+    if -5 <= e < fmt.sig:
+        return _text(n, places, negative, fmt)
+    return _scientific(n, e, fmt)
+
+
+def format_fraction(q: Fraction, fmt: Format) -> str:
+    """Correctly round an exact rational to text under ``fmt`` (ties by the mode)."""
+    if fmt.places is not None:
+        n = round_fraction_to_int(q * Fraction(10) ** fmt.places, fmt.mode)
+        return _text(n, fmt.places, q < 0, fmt)
+    if q == 0:
+        return _text(0, max(fmt.sig - 1, 0), False, fmt)
+    e = _decade_fraction(q)
+    n = round_fraction_to_int(q * Fraction(10) ** (fmt.sig - 1 - e), fmt.mode)
+    if abs(n) == 10 ** fmt.sig:  # rounded up into the next decade
+        e, n = e + 1, n // 10
+    return _sig_text(n, e, fmt, q < 0)
+
+
+def format_ball(x: arb, fmt: Format) -> str | None:
+    """Correctly round a certified ball to text under ``fmt``, or None when the ball
+    does not decide the last digit (evaluate again at a higher precision)."""
+    if x.is_exact():
+        return format_fraction(_arb_to_fraction(x), fmt)
+    if fmt.places is not None:
+        n = round_ball_to_int(x * _pow10(fmt.places), fmt.mode)
+        if n is None:
+            return None
+        if n == 0 and fmt.signed_zero and not (x < 0 or x > 0):
+            return None  # the sign of a zero is asked for and not known
+        return _text(n, fmt.places, bool(x < 0), fmt)
+    e = _decade_ball(x)
+    if e is None:
+        return None
+    n = round_ball_to_int(x * _pow10(fmt.sig - 1 - e), fmt.mode)
+    if n is None:
+        return None
+    if abs(n) == 10 ** fmt.sig:
+        e, n = e + 1, n // 10
+    return _sig_text(n, e, fmt, bool(x < 0))
+
+
+def _arb_to_fraction(x: arb) -> Fraction:
+    m, e = x.mid().man_exp()
+    m, e = int(m), int(e)
+    return Fraction(m * 2 ** e) if e >= 0 else Fraction(m, 2 ** (-e))
+
+
+def format_value(v, fmt: Format) -> str | None:
+    """Round an fmpq, Fraction or arb under ``fmt``; None when a ball is too wide."""
+    if isinstance(v, fmpq):
+        return format_fraction(Fraction(int(v.p), int(v.q)), fmt)
+    if isinstance(v, Fraction):
+        return format_fraction(v, fmt)
+    return format_ball(v, fmt)

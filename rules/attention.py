@@ -1,0 +1,116 @@
+"""Multi-head causal self-attention (Vaswani et al. 2017, eq. 1; seed 000, steps 5-7):
+
+    Q = u W_Q + b_Q,  K = u W_K + b_K,  V = u W_V + b_V
+    s_{i,j} = q_i . k_j / sqrt(d_k)          (head h reads columns (h-1) d_k + 1 .. h d_k)
+    a_{i,j} = e^{s_{i,j}} / sum_{j' <= i} e^{s_{i,j'}}   (causal mask: j > i gets -inf, a = 0)
+    o_i^{(h)} = sum_j a_{i,j} v_j,   attn_i = [o_i^{(1)} | ... | o_i^{(h)}] W_O + b_O
+"""
+
+from __future__ import annotations
+
+from derive.case import Block, Case
+from derive.graph import Div, Dot, Exp, Graph, Lin, Meta, Sqrt
+from derive.steps import Equation, Ref, Step, Table, vec
+
+from .linear import Ids, affine, bias, constant, weight
+
+
+def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> tuple[Ids, list[Step]]:
+    """Add one block's attention sublayer on the normalised rows ``u`` (T x d_model).
+
+    Returns the joined, projected output (T x d_model) and the steps qkv, attention, mix.
+    """
+    M, Vb = block.matrices, block.vectors
+    proj = {}
+    for name in ("Q", "K", "V"):
+        W = weight(graph, f"W_{name}", M[f"W_{name}"], block_no)
+        b = bias(graph, f"b_{name}", Vb.get(f"b_{name}"), block_no)
+        symbol = name.lower()
+        proj[name] = affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
+            s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
+    Q, K, V = proj["Q"], proj["K"], proj["V"]
+    sqrt_dk = graph.scratch(Sqrt(), (constant(graph, case.d_k, "d_k"),), "sqrt(d_k)")
+    heads = [_head(graph, case, block_no, h, Q, K, V, sqrt_dk) for h in range(1, case.heads + 1)]
+    joined = [[o for head in heads for o in head["o"][t]] for t in range(len(u))]
+    W_O = weight(graph, "W_O", M["W_O"], block_no)
+    b_O = bias(graph, "b_O", Vb.get("b_O"), block_no)
+    out = affine(graph, joined, W_O, b_O, lambda t, c: Meta(
+        "attn", f"attn_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+    tokens = case.tokens
+    qkv = Step("qkv", "Query, Key, Value",
+               "Three weight matrices multiply u: Q = u W_Q, K = u W_K, V = u W_V. "
+               + ", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
+                           for h in range(1, case.heads + 1)) + ".",
+               [Table(["token", "Q", "K", "V"],
+                      [[f"`{tok}`", vec(Q[t]), vec(K[t]), vec(V[t])] for t, tok in enumerate(tokens)],
+                      title=_titled("Q, K, V", block_no, case))])
+    attn_tables, queries = [], []
+    last = len(u) - 1
+    for h, head in enumerate(heads, 1):
+        attn_tables += [_last_row_table(case, block_no, h, head), _weights_table(case, block_no, h, head)]
+        queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
+    attn_step = Step("attention", "The attention of each head",
+                     f"s_{{i,j}} = q_i . k_j / sqrt({case.d_k}), then a_{{i,j}} = e^s / sum e^s"
+                     + (" over j <= i (the mask writes -inf above the diagonal)." if case.conventions.mask == "causal"
+                        else " over every j (no mask)."), attn_tables, queries)
+    mix_cols = ["token"] + [f"o^({h})" for h in range(1, case.heads + 1)] + ["attn = [o^(1) | ...] W_O"]
+    mix = Step("mix", "Mix the values and join the heads",
+               "Each head averages the values with its weights; the results are placed side by side "
+               "and multiplied by W_O.",
+               [Table(mix_cols, [[f"`{tok}`"] + [vec(head["o"][t]) for head in heads] + [vec(out[t])]
+                                 for t, tok in enumerate(tokens)], title=_titled("o and attn", block_no, case))])
+    return out, [qkv, attn_step, mix]
+
+
+def _head(graph: Graph, case: Case, block_no: int, h: int, Q: Ids, K: Ids, V: Ids, sqrt_dk: int) -> dict:
+    """Scores, weights and mixed values of head h (1-based) for every row."""
+    cols = range((h - 1) * case.d_k, h * case.d_k)
+    causal = case.conventions.mask == "causal"
+    T = len(Q)
+    head = {"qk": [], "s": [], "exp_s": [], "a": [], "sum": [], "o": []}
+    for i in range(T):
+        visible = range(i + 1) if causal else range(T)
+        tag = lambda j, i=i: dict(block=block_no, head=h, position=i + 1, index=j + 1)
+        qk = {j: graph.add(Dot(), [Q[i][c] for c in cols] + [K[j][c] for c in cols],
+                           Meta("qk", f"q_{i + 1}.k_{j + 1}", **tag(j))) for j in visible}
+        s = {j: graph.add(Div(), (qk[j], sqrt_dk), Meta("s", f"s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
+        e = {j: graph.add(Exp(), (s[j],), Meta("exp_s", f"e^s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
+        total = graph.add(Lin([1] * len(e)), list(e.values()),
+                          Meta("sum_exp_s", f"sum_j e^s_{{{i + 1},j}}", block=block_no, head=h, position=i + 1))
+        a = [graph.add(Div(), (e[j], total), Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) if j in e
+             else graph.leaf(0, Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) for j in range(T)]
+        o = [graph.add(Dot(), [a[j] for j in visible] + [V[j][c] for j in visible],
+                       Meta("o", f"o_{i + 1}^({h})[{c - cols[0] + 1}]", block=block_no, head=h,
+                            position=i + 1, index=c - cols[0] + 1)) for c in cols]
+        for key, value in (("qk", qk), ("s", s), ("exp_s", e), ("a", a), ("sum", total), ("o", o)):
+            head[key].append(value)
+    head["q"] = [[Q[i][c] for c in cols] for i in range(T)]
+    head["k"] = [[K[j][c] for c in cols] for j in range(T)]
+    return head
+
+
+def _last_row_table(case: Case, block_no: int, h: int, head: dict) -> Table:
+    """The seed's per-head table for the last row: j, k_j, q.k, s, e^s, a."""
+    i = len(case.ids) - 1
+    rows = []
+    for j, tok in enumerate(case.tokens):
+        if j in head["s"][i]:
+            rows.append([f"`{tok}`", vec(head["k"][j]), Ref("before", head["qk"][i][j]),
+                         Ref("before", head["s"][i][j]), Ref("before", head["exp_s"][i][j]),
+                         Ref("before", head["a"][i][j])])
+        else:
+            rows.append([f"`{tok}`", vec(head["k"][j]), "masked", "-inf", "0", Ref("before", head["a"][i][j])])
+    T = i + 1
+    return Table(["j", "k_j", f"q_{T} . k_j", f"s_{T},j", "e^s", f"a_{T},j"], rows,
+                 title=_titled(f"Head {h}, row {T}", block_no, case))
+
+
+def _weights_table(case: Case, block_no: int, h: int, head: dict) -> Table:
+    """All attention weights a_{i,j} of head h: rows i (queries), columns j (keys)."""
+    rows = [[f"`{tok}`"] + [Ref("before", a) for a in head["a"][i]] for i, tok in enumerate(case.tokens)]
+    return Table(["i \\ j"] + [f"`{tok}`" for tok in case.tokens], rows,
+                 title=_titled(f"Head {h}, weights a_i,j", block_no, case))
+
+
+def _titled(title: str, block_no: int, case: Case) -> str:
+    return title + (f" (block {block_no})" if len(case.blocks) > 1 else "")

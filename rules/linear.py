@@ -1,0 +1,53 @@
+"""Weights as graph leaves, and the affine map ``y = x W + b`` (row vectors).
+
+Used by every rule that multiplies by a weight matrix: Q/K/V, W_O, the MLP, W_U.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from derive.graph import Dot, Graph, Meta
+
+Ids = list[list[int]]
+
+
+def weight(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | None = None) -> Ids:
+    """Add a weight matrix as trainable leaves; returns their ids, same shape.
+
+    Leaf metadata: ``param`` = name, ``position`` = 1-based row, ``index`` = 1-based column.
+    """
+    return [[graph.leaf(v, Meta("param", f"{name}_{{{r + 1},{c + 1}}}", block=block,
+                                position=r + 1, index=c + 1, param=name))
+             for c, v in enumerate(row)] for r, row in enumerate(matrix)]
+
+
+def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None) -> list[int] | None:
+    """Add an optional bias (or LayerNorm gain) vector as trainable leaves (1 x n)."""
+    if vector is None:
+        return None
+    return weight(graph, name, [vector], block)[0]
+
+
+def constant(graph: Graph, value, label: str) -> int:
+    """A constant leaf (not trained), e.g. 1 for a bias term or sqrt(d_k)'s radicand."""
+    return graph.leaf(Fraction(value), Meta(None, label))
+
+
+def affine(graph: Graph, rows: Ids, W: Ids, b: list[int] | None, meta) -> Ids:
+    """``out[t][c] = sum_k rows[t][k] W[k][c] + b[c]`` for every row t.
+
+    ``meta(t, c)`` gives the metadata of output (t, c) (0-based). Shapes: rows T x n,
+    W n x m, b m (or None); result T x m. A bias is folded into the same dot product as
+    one more term ``b_c * 1``.
+    """
+    one = constant(graph, 1, "1") if b is not None else None
+    out = []
+    for t, row in enumerate(rows):
+        out_row = []
+        for c in range(len(W[0])):
+            left = list(row) + ([b[c]] if b is not None else [])
+            right = [W[k][c] for k in range(len(row))] + ([one] if b is not None else [])
+            out_row.append(graph.add(Dot(), left + right, meta(t, c)))
+        out.append(out_row)
+    return out

@@ -1,0 +1,41 @@
+"""The MLP sublayer (Vaswani et al. 2017, eq. 2, with GPT-2's GELU; seed 000, step 8):
+
+    hidden = u' W_1 + b_1,   g = GELU(hidden) (or ReLU),   m = g W_2 + b_2
+
+GELU is the tanh form by default (GPT-2's gelu_new,
+0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))), or the erf form 0.5 x (1 + erf(x / sqrt 2)).
+"""
+
+from __future__ import annotations
+
+from derive.case import Block, Case
+from derive.graph import ACTIVATION_OPS, Graph, Meta
+from derive.steps import Step, Table, vec
+
+from .linear import Ids, affine, bias, weight
+
+ACTIVATION_NAMES = {"gelu_tanh": "GELU (tanh form)", "gelu_erf": "GELU (erf form)", "relu": "ReLU"}
+
+
+def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple[Ids, Step]:
+    """Add one block's MLP on the normalised rows ``u2`` (T x d_model); return m (T x d_model)
+    and the step."""
+    M, Vb = block.matrices, block.vectors
+    W_1 = weight(graph, "W_1", M["W_1"], block_no)
+    b_1 = bias(graph, "b_1", Vb.get("b_1"), block_no)
+    hidden = affine(graph, u2, W_1, b_1, lambda t, c: Meta(
+        "hidden", f"u'_{t + 1}W_1[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+    act = ACTIVATION_OPS[case.conventions.activation]
+    name = ACTIVATION_NAMES[case.conventions.activation]
+    g = [[graph.add(act, (x,), Meta("g", f"g_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+          for c, x in enumerate(row)] for t, row in enumerate(hidden)]
+    W_2 = weight(graph, "W_2", M["W_2"], block_no)
+    b_2 = bias(graph, "b_2", Vb.get("b_2"), block_no)
+    m = affine(graph, g, W_2, b_2, lambda t, c: Meta(
+        "m", f"m_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+    table = Table(["token", "u' W_1" + (" + b_1" if b_1 else ""), name, "m = g W_2" + (" + b_2" if b_2 else "")],
+                  [[f"`{tok}`", vec(hidden[t]), vec(g[t]), vec(m[t])] for t, tok in enumerate(case.tokens)],
+                  title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
+    words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
+             f"and brings it back to {case.d_model} with W_2.")
+    return m, Step("mlp", "MLP", words, [table])

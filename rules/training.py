@@ -1,0 +1,45 @@
+"""The training step: dL/dtheta by reverse mode, one SGD step, the pass again
+(seed 000, step 2b: ``E_{i,c} <- E_{i,c} - eta dL/dE_{i,c}``).
+"""
+
+from __future__ import annotations
+
+from derive.case import Case
+from derive.graph import Graph
+from derive.steps import Equation, Ref, Step, Table, vec
+
+
+def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
+    """The gradient table (rows of E in the prompt, in order of first appearance, then
+    every other weight), the SGD update of those rows, and p(target) and L after."""
+    eta = case.conventions.learning_rate
+    seen = list(dict.fromkeys(case.ids))
+    rest = len(case.pieces) - len(seen)
+    grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in seen]
+    tables = [Table(["id", "token", "dL/dE_i"], grad_rows, title="Gradient of L for the rows of the prompt")]
+    by_param: dict[tuple, list[int]] = {}
+    for leaf in graph.param_leaves():
+        meta = graph.nodes[leaf].meta
+        if meta.param != "E":
+            by_param.setdefault((meta.block, meta.param), []).append(leaf)
+    for (block, param), leaves in by_param.items():
+        rows: dict[int, list[int]] = {}
+        for leaf in leaves:
+            rows.setdefault(graph.nodes[leaf].meta.position, []).append(leaf)
+        tables.append(Table(["row", f"dL/d{param}"], [[r, vec(ls, "grad")] for r, ls in rows.items()],
+                            title=f"dL/d{param}" + (f" (block {block})" if block else "")))
+    gradient = Step("gradient", "The gradient of the loss",
+                    f"Reverse mode from L back to every weight. The other {rest} rows of E have "
+                    "derivative exactly 0: a token that is not in the sentence does not move.", tables)
+    updates = [Table(["id", "token", "E_i", "dL/dE_i", f"E_i - {eta} dL/dE_i"],
+                     [[i, f"`{case.pieces[i]}`", vec(E[i]), vec(E[i], "grad"), vec(E[i], "updated")] for i in seen],
+                     title=f"SGD step, eta = {eta}")]
+    sgd = Step("sgd", "One SGD step", f"Every weight moves against its derivative: theta <- theta - {eta} dL/dtheta.",
+               updates)
+    target = case.pieces[case.target]
+    p, L = outputs["p"][case.target], outputs["L"]
+    after = Step("after", "After the step", f"The same forward pass with the updated weights.",
+                 equations=[Equation(f"p({target}) before", Ref("before", p)),
+                            Equation(f"p({target}) after", Ref("after", p)),
+                            Equation("L before", Ref("before", L)), Equation("L after", Ref("after", L))])
+    return [gradient, sgd, after]

@@ -1,0 +1,51 @@
+"""The next token: logits, softmax, loss (seed 000, step 9).
+
+    z = f_T W_U / T_temp          (W_U = E^T when tied; one logit per vocabulary token)
+    p_i = e^{z_i} / sum_j e^{z_j},   L = -ln p(target)   (nats)
+"""
+
+from __future__ import annotations
+
+from derive.case import Case
+from derive.graph import Div, Exp, Graph, Lin, Log, Meta
+from derive.steps import Equation, Ref, Step, Table
+
+from .linear import Ids, affine, weight
+
+
+def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[Step]]:
+    """Add logits, e^z, p and L for the last row of ``f``; return their ids and the steps.
+
+    The tied case uses the same leaves as E, so dL/dE collects the input and the output
+    path. Temperature divides the logits (a rational scaling)."""
+    W_U = [list(col) for col in zip(*E)] if case.W_U is None else weight(graph, "W_U", case.W_U)
+    last = len(f) - 1
+    inv_T = 1 / case.conventions.temperature
+    raw = affine(graph, [f[last]], W_U, None, lambda t, c: Meta(
+        None if inv_T != 1 else "z", f"z_{case.pieces[c]}", position=last + 1, index=case.pieces[c]))[0]
+    if inv_T != 1:
+        z = [graph.add(Lin([inv_T]), (r,), Meta("z", f"z_{case.pieces[c]}", position=last + 1,
+                                               index=case.pieces[c])) for c, r in enumerate(raw)]
+    else:
+        z = raw
+    exp_z = [graph.add(Exp(), (zi,), Meta("exp_z", f"e^z_{case.pieces[c]}", position=last + 1,
+                                         index=case.pieces[c])) for c, zi in enumerate(z)]
+    total = graph.add(Lin([1] * len(exp_z)), exp_z, Meta("sum_exp_z", "sum_j e^z_j", position=last + 1))
+    p = [graph.add(Div(), (e, total), Meta("p", f"p({case.pieces[c]})", position=last + 1,
+                                           index=case.pieces[c])) for c, e in enumerate(exp_z)]
+    out = {"z": z, "exp_z": exp_z, "p": p, "sum": total, "L": None}
+    table = Table(["token", "z", "e^z", "p"],
+                  [[f"`{case.pieces[c]}`", Ref("before", z[c]), Ref("before", exp_z[c]), Ref("before", p[c])]
+                   for c in range(len(case.pieces))], title="Logits and softmax", sort_by=1)
+    steps = [Step("logits", "The next token",
+                  f"The product by W_U{' (tied: E^T)' if case.W_U is None else ''} gives one score z per token"
+                  + (f", divided by the temperature T = {case.conventions.temperature}" if inv_T != 1 else "")
+                  + "; the softmax turns the scores into probabilities.", [table])]
+    if case.target is not None:
+        piece = case.pieces[case.target]
+        log_p = graph.scratch(Log(), (p[case.target],), f"ln p({piece})")
+        out["L"] = graph.add(Lin([-1]), (log_p,), Meta("L", "L", position=last + 1, index=piece))
+        steps.append(Step("loss", "The loss", f"L = -ln p({piece}), in nats.",
+                          equations=[Equation(f"p({piece})", Ref("before", p[case.target])),
+                                     Equation(f"L = -ln p({piece})", Ref("before", out["L"]))]))
+    return out, steps
