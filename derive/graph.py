@@ -40,6 +40,11 @@ def as_arb(v: Value) -> arb:
     return arb(v) if isinstance(v, fmpq) else v
 
 
+def approx(v: Value) -> float:
+    """A float near ``v``, for ordering rows on screen only (never for printed digits)."""
+    return float(v) if isinstance(v, fmpq) else float(v.mid())
+
+
 def is_zero(v: Value) -> bool:
     """True only when ``v`` is exactly zero."""
     return isinstance(v, fmpq) and v == 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, fmpq, fmpz
+from flint import arb, ctx, fmpq, fmpz
 
 MODES = ("half-away", "half-even", "down", "floor", "ceiling")
 MINUS = "\u2212"
@@ -170,7 +170,15 @@ def format_fraction(q: Fraction, fmt: Format) -> str:
 
 def format_ball(x: arb, fmt: Format) -> str | None:
     """Correctly round a certified ball to text under ``fmt``, or None when the ball
-    does not decide the last digit (evaluate again at a higher precision)."""
+    does not decide the last digit (evaluate again at a higher precision).
+
+    The scaling and comparisons run at the ball's own precision plus a margin, so they
+    never widen the ball that the evaluation certified."""
+    with ctx.workprec(max(ctx.prec, x.mid().bits() + 64)):
+        return _format_ball(x, fmt)
+
+
+def _format_ball(x: arb, fmt: Format) -> str | None:
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
     if fmt.places is not None:

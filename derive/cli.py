@@ -1,0 +1,131 @@
+"""The ``derive`` command line (typer): run a case, list the bundled cases."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from .case import bundled_cases, load_case
+from .cells import Printer
+from .derivation import derive
+from .errors import DeriveError
+from .export_json import records
+from .output import write_atomic
+from .render_rich import render_steps
+from .rounding import MINUS, MODES, Format
+
+app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+STEP_KEYS = ("tokens", "embedding", "positions", "layernorm", "qkv", "attention", "mix", "layernorm2",
+             "mlp", "residual", "final", "logits", "loss", "gradient", "sgd", "after")
+
+Rounding = Enum("Rounding", {m.replace("-", "_"): m for m in MODES}, type=str)
+
+
+class OutputFormat(str, Enum):
+    rich = "rich"
+    json = "json"
+
+
+def fail(error: Exception) -> None:
+    """Print a user error on one line and exit with code 2 (never a traceback)."""
+    Console(stderr=True).print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def make_format(places: Optional[int], sig: Optional[int], rounding: str, signed_zero: bool, minus: str) -> Format:
+    """The run's :class:`Format` from the command-line options."""
+    if places is not None and sig is not None:
+        raise typer.BadParameter("give --places or --sig, not both")
+    try:
+        return Format(places=None if sig is not None else (3 if places is None else places), sig=sig,
+                      mode=rounding, signed_zero=signed_zero, minus=minus)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+@app.command()
+def run(
+    case: str = typer.Argument(..., help="A bundled case name (see `derive cases`) or a path to a case TOML file."),
+    step: Optional[str] = typer.Option(None, "--step", help="Show one step only: " + ", ".join(STEP_KEYS) + "."),
+    exact: bool = typer.Option(False, "--exact", help="Also show every quantity's exact form (fraction, "
+                               "closed form, or its definition)."),
+    places: Optional[int] = typer.Option(None, "--places", min=0, help="Digits after the decimal point (default 3)."),
+    sig: Optional[int] = typer.Option(None, "--sig", min=1, help="Significant figures instead of --places."),
+    rounding: Rounding = typer.Option("half-away", "--rounding", help="Rounding mode: half-away (the school rule), "
+                                      "half-even, down (toward zero), floor or ceiling."),
+    signed_zero: bool = typer.Option(False, "--signed-zero", help="Print a negative value that rounds to zero as "
+                                     "-0.000 (default: 0.000, as the seeds print it)."),
+    output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: the step-by-step tables; "
+                                               "json: one record per scalar quantity."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file (atomically) instead of "
+                                         "the terminal."),
+) -> None:
+    """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
+    exact and correctly rounded, printed step by step as in the seed's worked example."""
+    if step is not None and step not in STEP_KEYS:
+        raise typer.BadParameter(f"unknown step {step!r}; expected one of {', '.join(STEP_KEYS)}", param_hint="--step")
+    json_out = output_format == OutputFormat.json
+    fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
+    try:
+        derivation = derive(load_case(case))
+        if json_out:
+            text = json.dumps(records(derivation, fmt), ensure_ascii=False, indent=1) + "\n"
+        else:
+            steps = [s for s in derivation.steps if step is None or s.key == step]
+            if not steps:
+                raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}")
+            printer = Printer(derivation, fmt, steps)
+            header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
+            text = None
+            renderable = render_steps(derivation, steps, printer, exact)
+    except DeriveError as exc:
+        fail(exc)
+    if json_out and output is None:
+        sys.stdout.write(text)
+        return
+    if output is not None:
+        if text is None:
+            console = Console(record=True, width=120, file=open("/dev/null", "w"))
+            console.print(header)
+            console.print(renderable)
+            text = console.export_text()
+        try:
+            write_atomic(output, text)
+        except DeriveError as exc:
+            fail(exc)
+        return
+    console = Console()
+    console.print(header, highlight=False)
+    console.print(renderable)
+
+
+def fmt_description(fmt: Format) -> str:
+    """``3 places, half-away`` or ``5 significant figures, half-even``."""
+    amount = f"{fmt.places} places" if fmt.places is not None else f"{fmt.sig} significant figures"
+    return f"{amount}, {fmt.mode}"
+
+
+@app.command()
+def cases() -> None:
+    """List the bundled cases: their names (for `derive run NAME`) and prompts."""
+    console = Console()
+    for name, path in sorted(bundled_cases().items()):
+        try:
+            case = load_case(str(path))
+            console.print(f"{name}: {case.title!r} ({len(case.ids)} tokens, d_model = {case.d_model}, "
+                          f"{case.heads} heads, {len(case.blocks)} block{'s' if len(case.blocks) > 1 else ''})",
+                          highlight=False)
+        except DeriveError as exc:
+            console.print(f"{name}: cannot load ({exc})", highlight=False)
+
+
+def main() -> None:
+    """Entry point for ``python -m derive``."""
+    app()

@@ -1,0 +1,35 @@
+"""JSON export: one record per scalar quantity of the derivation.
+
+Fields: ``symbol`` (x, mu, sigma, u, q, k, v, qk, s, exp_s, a, o, attn, h, u2, hidden, g,
+m, y, f, z, exp_z, p, L, grad, updated, and sum_exp_s / sum_exp_z), ``label`` (the
+chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index`` (1-based
+column, or the token piece for z, exp_z, p), ``norm`` (ln1, ln2, final for mu and sigma),
+``param`` and ``token`` (for grad and updated: E, P, W_Q, ... and the E row's piece),
+``after_step`` (true for the forward pass after the SGD step), ``exact`` (text),
+``decimal`` (as displayed) and ``value`` (30 significant digits, correctly rounded from a
+certified enclosure, half-even).
+"""
+
+from __future__ import annotations
+
+from .derivation import VALUE_FORMAT, Derivation
+from .rounding import Format
+
+
+def records(derivation: Derivation, fmt: Format) -> list[dict]:
+    """The records of every named quantity, in the order they are computed."""
+    refs = derivation.quantities()
+    decimals = derivation.decimals(refs, fmt)
+    values = derivation.decimals(refs, VALUE_FORMAT)
+    out = []
+    for ref in refs:
+        meta = derivation.meta(ref)
+        symbol = ref.phase if ref.phase in ("grad", "updated") else meta.symbol
+        out.append({
+            "symbol": symbol, "label": meta.label, "block": meta.block, "head": meta.head,
+            "position": meta.position, "index": meta.index, "norm": meta.norm,
+            "param": meta.param if ref.phase in ("grad", "updated") else None, "token": meta.token,
+            "after_step": ref.phase == "after",
+            "exact": derivation.exact_text(ref), "decimal": decimals[ref], "value": values[ref],
+        })
+    return out
