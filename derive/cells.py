@@ -1,17 +1,43 @@
 """Cell text shared by every renderer: a step's cells rounded under one :class:`Format`.
 
-:class:`Printer` collects every quantity the steps refer to, rounds them in one batch (so
-the precision escalation runs once for all of them) and turns each cell into text.
+:class:`Printer` collects every quantity the derivation's steps refer to, rounds them in
+one batch (so the precision escalation runs once for all of them), turns each cell into
+text and gives the last-digit notes of a table (:mod:`derive.byhand`): the cells where a
+reader who recomputes from the printed inputs gets another last digit or lands on a tie,
+softmax rows whose printed weights do not add up to 1, and with ``carry="printed"`` the
+drift of the student's chain from the exact values.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
+from .byhand import ByHand
 from .derivation import Derivation
 from .graph import approx, is_exact
 from .rounding import Format
 from .steps import Ref, Step, Table, Vec
+
+
+@dataclass
+class Note:
+    """A note under a table about the cells ``refs`` (a last-digit disagreement, a tie, a
+    softmax row that does not add up to 1, or the drift of a carried chain)."""
+
+    refs: list[Ref]
+    text: str
+
+
+def step_refs(step: Step) -> list[Ref]:
+    """Every quantity a step shows, in its tables and its equations."""
+    refs = [r for table in step.tables for row in table.rows for c in row for r in refs_of(c)]
+    return refs + [r for eq in step.equations for r in refs_of(eq.rhs)]
+
+
+def table_refs(table: Table) -> list[Ref]:
+    """Every quantity a table shows."""
+    return [r for row in table.rows for c in row for r in refs_of(c)]
 
 
 def refs_of(cell) -> list[Ref]:
@@ -30,20 +56,38 @@ class Printer:
         EvaluationError: when the case's forward pass is undefined.
     """
 
-    def __init__(self, derivation: Derivation, fmt: Format, steps: list[Step]):
+    def __init__(self, derivation: Derivation, fmt: Format, carry: str = "exact"):
         self.derivation = derivation
         self.fmt = fmt
-        refs = [r for step in steps for table in step.tables for row in table.rows for c in row for r in refs_of(c)]
-        refs += [r for step in steps for eq in step.equations for r in refs_of(eq.rhs)]
+        refs = [r for step in derivation.steps for r in step_refs(step)]
         self.text = derivation.decimals(refs, fmt)
+        self.byhand = ByHand(derivation, fmt, self.text, carry)
 
     def number(self, ref: Ref, short_exact: bool = False) -> str:
-        """One quantity, rounded; exact short decimals as they are when ``short_exact``."""
+        """One quantity, rounded (or as the student carries it, with ``carry="printed"``);
+        exact short decimals as they are when ``short_exact``."""
         if short_exact:
             short = self._short(ref)
             if short is not None:
                 return short
-        return self.text[ref]
+        return self.byhand.carried(ref)
+
+    def notes(self, refs) -> list[Note]:
+        """The last-digit notes about ``refs`` (a table's or an equation's quantities),
+        in order: by-hand disagreements and ties, softmax sums, and the chain's drift."""
+        refs = [r for r in dict.fromkeys(refs) if r in self.text]
+        if self.byhand.carry == "printed":
+            out = [Note([ref], self._drift(ref)) for ref in refs if self.byhand.carried(ref) != self.text[ref]]
+        else:
+            out = [Note([r.ref], r.note()) for r in self.byhand.readings(refs)]
+        out += [Note(n.refs, n.note()) for n in self.byhand.sum_notes(refs)]
+        return out
+
+    def _drift(self, ref: Ref) -> str:
+        reading = self.byhand.reading(ref)
+        how = f" ({reading.calculation})" if reading else ""
+        return (f"{self.derivation.meta(ref).label}: carried from the printed values, {self.byhand.carried(ref)}"
+                f"{how}; from the exact values, {self.text[ref]}.")
 
     def _short(self, ref: Ref) -> str | None:
         v = self.derivation.value(ref)
@@ -58,12 +102,14 @@ class Printer:
                 return f"{sign}{digits[:-places]}.{digits[-places:]}"
         return None
 
-    def cell(self, cell, short_exact: bool = False) -> str:
-        """Text of one cell: a number, a vector ``[a, b, c]`` or literal text."""
+    def cell(self, cell, short_exact: bool = False, marks: dict[Ref, str] | None = None) -> str:
+        """Text of one cell: a number, a vector ``[a, b, c]`` or literal text; each number
+        followed by its note mark from ``marks`` (renderer-specific text), if any."""
+        marks = marks or {}
         if isinstance(cell, Ref):
-            return self.number(cell, short_exact)
+            return self.number(cell, short_exact) + marks.get(cell, "")
         if isinstance(cell, Vec):
-            return "[" + ", ".join(self.number(r, short_exact) for r in cell.refs) + "]"
+            return "[" + ", ".join(self.number(r, short_exact) + marks.get(r, "") for r in cell.refs) + "]"
         return str(cell).replace("-inf", self.fmt.minus + "\u221e")
 
     def rows(self, table: Table) -> list[list]:

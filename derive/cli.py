@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .cells import Printer
 from .derivation import derive
@@ -25,6 +26,7 @@ app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-s
 STEP_KEYS = ("tokens", "embedding", "positions", "layernorm", "qkv", "attention", "mix", "layernorm2",
              "mlp", "residual", "final", "logits", "loss", "gradient", "sgd", "after")
 
+Carry = Enum("Carry", {m: m for m in CARRY_MODES}, type=str)
 Rounding = Enum("Rounding", {m.replace("-", "_"): m for m in MODES}, type=str)
 
 
@@ -62,6 +64,9 @@ def run(
                                       "half-even, down (toward zero), floor or ceiling."),
     signed_zero: bool = typer.Option(False, "--signed-zero", help="Print a negative value that rounds to zero as "
                                      "-0.000 (default: 0.000, as the seeds print it)."),
+    carry: Carry = typer.Option("exact", "--carry", help="exact: every value from unrounded parents (the seed's "
+                                "way); printed: each step recomputed from the previous step's printed values, "
+                                "as a student works on paper, with the drift from the exact values noted."),
     output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: the step-by-step tables; "
                                                "json: one record per scalar quantity."),
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file (atomically) instead of "
@@ -81,7 +86,7 @@ def run(
             steps = [s for s in derivation.steps if step is None or s.key == step]
             if not steps:
                 raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}")
-            printer = Printer(derivation, fmt, steps)
+            printer = Printer(derivation, fmt, carry.value)
             header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
             text = None
             renderable = render_steps(derivation, steps, printer, exact)

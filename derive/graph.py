@@ -72,6 +72,10 @@ class Op:
     def sympy(self, args: list[sympy.Expr]) -> sympy.Expr:
         raise NotImplementedError
 
+    def hand(self, texts: list[str]) -> str:
+        """How a reader writes this operation on paper, given the parents' texts."""
+        raise NotImplementedError
+
 
 class Lin(Op):
     """``out = const + sum_k c_k p_k`` with exact rational c_k: sums, means, residuals,
@@ -94,6 +98,13 @@ class Lin(Op):
     def sympy(self, args):
         return _rat(self.const) + sympy.Add(*[_rat(c) * a for c, a in zip(self.coeffs, args)])
 
+    def hand(self, texts):
+        terms = [t if c == 1 else f"-{_paren(t)}" if c == -1 else f"{_q(c)}·{_paren(t)}"
+                 for c, t in zip(self.coeffs, texts) if c != 0]
+        if self.const != 0:
+            terms.append(_q(self.const))
+        return " + ".join(terms).replace("+ -", "- ")
+
 
 class Dot(Op):
     """``out = sum_k a_k b_k`` over parents ``a_1..a_n, b_1..b_n``: matrix products with
@@ -115,6 +126,10 @@ class Dot(Op):
         n = len(args) // 2
         return sympy.Add(*[a * b for a, b in zip(args[:n], args[n:])])
 
+    def hand(self, texts):
+        n = len(texts) // 2
+        return " + ".join(f"{a}·{_paren(b)}" for a, b in zip(texts[:n], texts[n:]))
+
 
 class Mul(Op):
     """``out = a b``."""
@@ -128,6 +143,9 @@ class Mul(Op):
 
     def sympy(self, args):
         return args[0] * args[1]
+
+    def hand(self, texts):
+        return f"{texts[0]}·{_paren(texts[1])}"
 
 
 class Div(Op):
@@ -147,6 +165,9 @@ class Div(Op):
 
     def sympy(self, args):
         return args[0] / args[1]
+
+    def hand(self, texts):
+        return f"{_paren(texts[0])} / {_paren(texts[1])}"
 
 
 class Sqrt(Op):
@@ -169,6 +190,9 @@ class Sqrt(Op):
 
     def sympy(self, args):
         return sympy.sqrt(args[0])
+
+    def hand(self, texts):
+        return f"sqrt({texts[0]})"
 
 
 class _Unary(Op):
@@ -200,6 +224,9 @@ class Exp(_Unary):
     def sympy(self, args):
         return sympy.exp(args[0])
 
+    def hand(self, texts):
+        return f"e^{_paren(texts[0])}"
+
 
 class Log(Op):
     """``out = ln a`` in nats (the loss)."""
@@ -217,6 +244,9 @@ class Log(Op):
 
     def sympy(self, args):
         return sympy.log(args[0])
+
+    def hand(self, texts):
+        return f"ln({texts[0]})"
 
 
 class GeluTanh(_Unary):
@@ -240,6 +270,9 @@ class GeluTanh(_Unary):
         x = args[0]
         return x * (1 + sympy.tanh(sympy.sqrt(2 / sympy.pi) * (x + _rat(GELU_C) * x ** 3))) / 2
 
+    def hand(self, texts):
+        return f"GELU_tanh({texts[0]})"
+
 
 class GeluErf(_Unary):
     """The exact GELU: ``0.5 x (1 + erf(x / sqrt 2))`` (Hendrycks and Gimpel 2016, eq. 1)."""
@@ -256,6 +289,9 @@ class GeluErf(_Unary):
     def sympy(self, args):
         x = args[0]
         return x * (1 + sympy.erf(x / sympy.sqrt(2))) / 2
+
+    def hand(self, texts):
+        return f"GELU_erf({texts[0]})"
 
 
 class Relu(Op):
@@ -279,8 +315,19 @@ class Relu(Op):
     def sympy(self, args):
         return sympy.Max(0, args[0])
 
+    def hand(self, texts):
+        return f"max(0, {texts[0]})"
+
 
 ACTIVATION_OPS = {"gelu_tanh": GeluTanh(), "gelu_erf": GeluErf(), "relu": Relu()}
+
+
+def _q(q: fmpq) -> str:
+    return str(q) if q.q == 1 else f"({q})"
+
+
+def _paren(text: str) -> str:
+    return f"({text})" if text.startswith("-") or " " in text else text
 
 
 def _rat(q: fmpq) -> sympy.Rational:

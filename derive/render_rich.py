@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from .cells import Printer, refs_of
+from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
 from .steps import Step
 
@@ -21,22 +21,45 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
         parts.append(Text(f"\nStep {numbers.get(id(step), '')}. {step.title}", style="bold"))
         parts.append(Text(step.words))
         for table in step.tables:
-            parts.append(_table(table, printer))
+            notes = printer.notes(table_refs(table))
+            marks = _marks(notes)
+            parts.append(_table(table, printer, marks))
+            parts += _note_lines(notes)
             if exact:
-                parts.append(_exact_lines(derivation, [r for row in table.rows for c in row for r in refs_of(c)]))
+                parts.append(_exact_lines(derivation, table_refs(table)))
+        eq_refs = [r for eq in step.equations for r in refs_of(eq.rhs)]
+        notes = printer.notes(eq_refs)
+        marks = _marks(notes)
         for eq in step.equations:
-            parts.append(Text(f"{eq.lhs} = {printer.cell(eq.rhs)}"))
+            parts.append(Text(f"{eq.lhs} = {printer.cell(eq.rhs, marks=marks)}"))
+        parts += _note_lines(notes)
         if exact and step.equations:
-            parts.append(_exact_lines(derivation, [r for eq in step.equations for r in refs_of(eq.rhs)]))
+            parts.append(_exact_lines(derivation, eq_refs))
     return Group(*parts)
 
 
-def _table(table, printer: Printer) -> RichTable:
+SUPERSCRIPTS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _marks(notes: list[Note]) -> dict:
+    """Each noted quantity's mark: the superscript number of its first note."""
+    marks = {}
+    for n, note in enumerate(notes, 1):
+        for ref in note.refs:
+            marks.setdefault(ref, str(n).translate(SUPERSCRIPTS))
+    return marks
+
+
+def _note_lines(notes: list[Note]) -> list[Text]:
+    return [Text(f"  {str(n).translate(SUPERSCRIPTS)} {note.text}", style="italic") for n, note in enumerate(notes, 1)]
+
+
+def _table(table, printer: Printer, marks: dict) -> RichTable:
     out = RichTable(title=escape(table.title) or None, title_justify="left", show_lines=False)
     for column in table.columns:
         out.add_column(escape(column), justify="left")
     for row in printer.rows(table):
-        out.add_row(*[escape(printer.cell(c, table.short_exact)) for c in row])
+        out.add_row(*[escape(printer.cell(c, table.short_exact, marks)) for c in row])
     return out
 
 

@@ -1,0 +1,313 @@
+"""What a reader gets by redoing each step from the printed, rounded numbers.
+
+DESIGN.md, "Last-digit disagreements": a reader recomputes every quantity from the
+printed (rounded) values of its inputs. For each quantity on the page, :class:`ByHand`
+computes that reader's result exactly (rational arithmetic on the printed decimals; a
+certified ball where the step is transcendental), rounds it under the run's format, and
+compares it with the correctly rounded exact value. A :class:`Reading` records both
+calculations; it is *noteworthy* when the last digits differ or when the reader's exact
+result sits on a rounding tie (seed 000: from the printed f_5,
+``z_roof = 0.4935 + 0.928 + 0 + 1.069 = 2.4905``, a tie at 3 places; the exact
+2.49067... gives 2.491).
+
+Inputs a reader does not see printed (scratch values such as x - mu, or a sum of e^s
+that no table shows) are computed by the reader from their own inputs, unrounded; the
+weights are used exactly, as the case gives them. With ``carry="printed"`` every step is
+recomputed from the previous step's printed values (the way a student works on paper),
+and the chain's drift from the exact values is reported cell by cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import ctx, fmpq
+
+from .derivation import Derivation
+from .graph import Dot, Value, is_exact
+from .rounding import Format, format_value
+from .steps import Ref
+
+READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s)
+CARRY_MODES = ("exact", "printed")
+
+
+@dataclass
+class Reading:
+    """One quantity, recomputed by a reader from the printed inputs.
+
+    Attributes:
+        ref: the quantity; label: its name in the chapter's notation.
+        inputs: (label, printed text) of each input the reader takes from the page.
+        calculation: the reader's arithmetic written out, ending in its unrounded result.
+        reader: the reader's result rounded under the run's format.
+        correct: the correctly rounded exact value (what derive prints).
+        exact_digits: the exact value with two more digits than printed (``2.49067…``).
+        tie: the reader's exact result lies on a rounding boundary (half modes).
+    """
+
+    ref: Ref
+    label: str
+    inputs: list[tuple[str, str]]
+    calculation: str
+    reader: str
+    correct: str
+    exact_digits: str
+    tie: bool
+
+    @property
+    def differs(self) -> bool:
+        """The reader's last digit is not the correct one."""
+        return self.reader != self.correct
+
+    @property
+    def noteworthy(self) -> bool:
+        """Worth a note under the table: a different last digit, or a tie."""
+        return self.differs or self.tie
+
+    def note(self) -> str:
+        """The note under the table: both calculations and why they differ."""
+        what = []
+        if self.tie:
+            what.append(f"exactly on a tie at this rounding, which gives {self.reader}")
+        elif self.differs:
+            what.append(f"which rounds to {self.reader}")
+        why = f"; the exact value {self.exact_digits} rounds to {self.correct}"
+        return f"{self.label}: from the printed inputs, {self.calculation}, {' '.join(what)}{why}."
+
+
+@dataclass
+class SumNote:
+    """A softmax row whose printed weights do not add up to 1."""
+
+    label: str
+    refs: list[Ref]
+    terms: list[str]
+    total: str
+
+    def note(self) -> str:
+        """The note: the printed terms and their sum."""
+        return (f"{self.label}: the printed weights add up to {' + '.join(self.terms)} = {self.total}, "
+                "not 1: each is rounded on its own.")
+
+
+def printed_fraction(text: str) -> Fraction:
+    """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed)."""
+    return Fraction(text.replace("\u2212", "-"))
+
+
+def exact_text(q: Fraction, max_places: int = 12) -> str:
+    """A rational as a terminating decimal when it has one (``0.4935``), else ``p/q``."""
+    for places in range(0, max_places + 1):
+        scaled = q * 10 ** places
+        if scaled.denominator == 1:
+            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+            body = digits[:-places] + "." + digits[-places:] if places else digits
+            return ("-" if q < 0 else "") + body
+    return f"{q.numerator}/{q.denominator}"
+
+
+def is_tie(q: Fraction, fmt: Format) -> bool:
+    """True when the exact rational ``q`` lies on a rounding boundary of a half mode
+    (its digit after the last printed place is exactly 5, nothing after)."""
+    if fmt.mode not in ("half-away", "half-even") or q == 0:
+        return False
+    places = fmt.places
+    if places is None:
+        mag, e = abs(q), 0
+        while Fraction(10) ** (e + 1) <= mag:
+            e += 1
+        while Fraction(10) ** e > mag:
+            e -= 1
+        places = fmt.sig - 1 - e
+    scaled = q * Fraction(10) ** places
+    return (scaled - (scaled.numerator // scaled.denominator)) == Fraction(1, 2)
+
+
+class ByHand:
+    """The reader's recomputation of the quantities printed on a page.
+
+    Args:
+        derivation: the derived case.
+        fmt: the run's format (places or significant figures, mode).
+        printed: the correctly rounded text of every quantity on the page, by ref (what
+            :class:`~derive.cells.Printer` computed); these are the reader's inputs.
+        carry: ``exact`` (each step from unrounded parents, the seed's way; the default)
+            or ``printed`` (each step from the previous step's printed values).
+
+    Raises:
+        ValueError: for an unknown carry mode.
+    """
+
+    def __init__(self, derivation: Derivation, fmt: Format, printed: dict[Ref, str], carry: str = "exact"):
+        if carry not in CARRY_MODES:
+            raise ValueError(f"unknown carry mode {carry!r}; expected one of {', '.join(CARRY_MODES)}")
+        self.derivation = derivation
+        self.graph = derivation.graph
+        self.fmt = fmt
+        self.printed = printed
+        self.carry = carry
+        self._raw: dict[int, Value] = {}
+        self._chain: dict[int, str] | None = None
+
+    # ------------------------------------------------------------------ reader inputs
+    def _input(self, node_id: int) -> tuple[Value, str]:
+        """What the reader uses for a parent: the printed value when it is on the page,
+        the exact weight for a leaf, else the reader's own unrounded computation."""
+        node = self.graph.nodes[node_id]
+        if node.op is None:
+            q = Fraction(int(node.leaf.p), int(node.leaf.q))
+            return node.leaf, exact_text(q)
+        shown = self._shown(node_id)
+        if shown is not None:
+            return fmpq(shown.numerator, shown.denominator), self._shown_text(node_id)
+        value = self._raw_value(node_id)
+        if node.meta.symbol is None and len(node.parents) <= 2:  # a scratch step: write it out
+            return value, node.op.hand([self._input(p)[1] for p in node.parents])
+        return value, self._value_text(value)
+
+    def _shown(self, node_id: int) -> Fraction | None:
+        if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
+            return printed_fraction(self.chain()[node_id])
+        text = self.printed.get(Ref("before", node_id))
+        return None if text is None else printed_fraction(text)
+
+    def _shown_text(self, node_id: int) -> str:
+        if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
+            return self.chain()[node_id].replace("\u2212", "-")
+        return self.printed[Ref("before", node_id)].replace("\u2212", "-")
+
+    def _raw_value(self, node_id: int) -> Value:
+        if node_id not in self._raw:
+            node = self.graph.nodes[node_id]
+            with ctx.workprec(READER_PREC):
+                self._raw[node_id] = node.op.eval([self._input(p)[0] for p in node.parents])
+        return self._raw[node_id]
+
+    def _value_text(self, v: Value) -> str:
+        if is_exact(v):
+            return exact_text(Fraction(int(v.p), int(v.q)))
+        return self._digits(v)
+
+    def _digits(self, v: Value) -> str:
+        """The value with two more places than printed, cut (not rounded), and an ellipsis."""
+        places = (self.fmt.places if self.fmt.places is not None else self.fmt.sig) + 2
+        with ctx.workprec(READER_PREC):
+            text = format_value(v, Format(places=places, mode="down"))
+        if is_exact(v) and Fraction(text) == Fraction(int(v.p), int(v.q)):
+            return exact_text(Fraction(int(v.p), int(v.q)))
+        return (text or "?") + "\u2026"
+
+    # ------------------------------------------------------------------ readings
+    def reading(self, ref: Ref) -> Reading | None:
+        """The reader's recomputation of one printed quantity, or None when it has no
+        by-hand form (a weight, a gradient, a pass after the step)."""
+        if ref.phase == "updated":
+            return self._sgd_reading(ref)
+        if ref.phase != "before":
+            return None
+        node = self.graph.nodes[ref.id]
+        if node.op is None:
+            return None
+        parts = [self._input(p) for p in node.parents]
+        with ctx.workprec(READER_PREC):
+            value = node.op.eval([v for v, _ in parts])
+        calculation = node.op.hand([t for _, t in parts])
+        if isinstance(node.op, Dot):
+            n = len(parts) // 2
+            products = [a * b for (a, _), (b, _) in zip(parts[:n], parts[n:])]
+            if all(is_exact(p) for p in products) and n > 1:
+                calculation += " = " + " + ".join(self._value_text(p) for p in products).replace("+ -", "- ")
+        calculation += " = " + self._value_text(value)
+        inputs = [(self.graph.nodes[p].meta.label, t) for p, (_, t) in zip(node.parents, parts)
+                  if self.graph.nodes[p].op is not None]
+        return self._finish(ref, node.meta.label, inputs, calculation, value)
+
+    def _sgd_reading(self, ref: Ref) -> Reading | None:
+        grad_text = self.printed.get(Ref("grad", ref.id))
+        if grad_text is None:
+            return None
+        node = self.graph.nodes[ref.id]
+        eta = self.derivation.case.conventions.learning_rate
+        before = Fraction(int(node.leaf.p), int(node.leaf.q))
+        g = printed_fraction(grad_text)
+        moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
+        value = before - eta * g if moved else before
+        calculation = (f"{exact_text(before)} - {exact_text(eta)}·({exact_text(g)}) = {exact_text(value)}"
+                       if moved else f"{exact_text(before)} (not trained)")
+        return self._finish(ref, f"{node.meta.label} after the step", [(f"dL/d{node.meta.label}", exact_text(g))],
+                            calculation, fmpq(value.numerator, value.denominator))
+
+    def _finish(self, ref: Ref, label: str, inputs, calculation: str, value: Value) -> Reading:
+        with ctx.workprec(READER_PREC):
+            reader = format_value(value, self.fmt)
+        correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
+        exact_value = self.derivation.value(ref)
+        tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
+        return Reading(ref, label, inputs, calculation, (reader or "undecided").replace("-", self.fmt.minus),
+                       correct, self._digits(exact_value), tie)
+
+    def readings(self, refs) -> list[Reading]:
+        """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
+        out = []
+        for ref in dict.fromkeys(refs):
+            r = self.reading(ref)
+            if r is not None and r.noteworthy:
+                out.append(r)
+        return out
+
+    def sum_notes(self, refs) -> list[SumNote]:
+        """Softmax rows (attention weights a_{i,.} of one head, or p) all printed in
+        ``refs`` whose printed values do not add up to 1."""
+        groups: dict[tuple, list[Ref]] = {}
+        for ref in dict.fromkeys(refs):
+            meta = self.derivation.meta(ref)
+            if ref.phase in ("before", "after") and meta.symbol in ("a", "p"):
+                groups.setdefault((ref.phase, meta.symbol, meta.block, meta.head, meta.position), []).append(ref)
+        notes = []
+        for (phase, symbol, block, head, position), members in groups.items():
+            if len(members) != self._row_size(symbol):
+                continue
+            terms = [self.carried(r).replace("\u2212", "-") for r in members]
+            total = sum(printed_fraction(t) for t in terms)
+            if total != 1:
+                label = f"p (softmax over the vocabulary)" if symbol == "p" else \
+                    f"a_{{{position},j}} of head {head}" + (f", block {block}" if block and len(
+                        self.derivation.case.blocks) > 1 else "")
+                notes.append(SumNote(label, members, terms, exact_text(total)))
+        return notes
+
+    def _row_size(self, symbol: str) -> int:
+        return len(self.derivation.case.pieces) if symbol == "p" else len(self.derivation.case.ids)
+
+    # ------------------------------------------------------------------ carry printed
+    def chain(self) -> dict[int, str]:
+        """``carry = printed``: every named quantity recomputed from its inputs' chain
+        values and rounded, in order; returns its printed text by node id."""
+        if self._chain is None:
+            self._chain = {}
+            values: dict[int, Value] = {}
+            with ctx.workprec(READER_PREC):
+                for i, node in enumerate(self.graph.nodes):
+                    if node.op is None:
+                        values[i] = node.leaf
+                        continue
+                    v = node.op.eval([values[p] for p in node.parents])
+                    if node.meta.symbol:
+                        text = format_value(v, self.fmt) or self.derivation.decimal(Ref("before", i), self.fmt)
+                        self._chain[i] = text
+                        q = printed_fraction(text)
+                        v = fmpq(q.numerator, q.denominator)
+                    values[i] = v
+        return self._chain
+
+    def carried(self, ref: Ref) -> str:
+        """The text a student working from printed values writes for ``ref`` (carry =
+        printed); the exact value's text otherwise, and for gradients and the step."""
+        if self.carry == "printed" and ref.phase == "before" and ref.id in self.chain():
+            return self.chain()[ref.id].replace("-", self.fmt.minus)
+        return self.printed[ref]
+
+
+__all__ = ["ByHand", "Reading", "SumNote", "is_tie", "exact_text", "printed_fraction", "CARRY_MODES"]
