@@ -25,7 +25,7 @@ from fractions import Fraction
 from flint import ctx, fmpq
 
 from .derivation import Derivation
-from .graph import Dot, Value, is_exact
+from .graph import Dot, Lin, Value, is_exact
 from .rounding import Format, format_value
 from .steps import Ref
 
@@ -163,7 +163,8 @@ class ByHand:
         if shown is not None:
             return fmpq(shown.numerator, shown.denominator), self._shown_text(node_id)
         value = self._raw_value(node_id)
-        if node.meta.symbol is None and len(node.parents) <= 2:  # a scratch step: write it out
+        if (node.meta.symbol is None and len(node.parents) <= 2) or (isinstance(node.op, Lin) and len(node.parents) <= 12):
+            # a scratch step or an unprinted sum: the reader writes it out
             return value, node.op.hand([self._input(p)[1] for p in node.parents])
         return value, self._value_text(value)
 

@@ -111,6 +111,33 @@ def run(
     console.print(renderable)
 
 
+@app.command("explain")
+def explain_command(
+    case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
+    name: str = typer.Argument(..., help="The quantity, as the chapter writes it: z_roof, 'a_{5,3}', 'h_5[1]', "
+                               "sigma_5, 'p(␣roof)', L. A row name (u_5) explains each component."),
+    block: Optional[int] = typer.Option(None, "--block", help="The block, when the name occurs in several."),
+    head: Optional[int] = typer.Option(None, "--head", help="The head, for per-head quantities (q.k, s, a, o)."),
+    places: Optional[int] = typer.Option(None, "--places", min=0, help="Digits after the decimal point (default 3)."),
+    sig: Optional[int] = typer.Option(None, "--sig", min=1, help="Significant figures instead of --places."),
+    rounding: Rounding = typer.Option("half-away", "--rounding", help="Rounding mode, as for `derive run`."),
+) -> None:
+    """Explain one quantity: its definition, its inputs (exact and printed), the reader's
+    calculation from the printed inputs, the exact one, and why their last digits differ."""
+    from .explain import explain
+    from .names import find
+
+    fmt = make_format(places, sig, rounding.value, False, MINUS)
+    try:
+        derivation = derive(load_case(case))
+        refs = find(derivation, name, block, head)
+        printer = Printer(derivation, fmt)
+        lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
+    except DeriveError as exc:
+        fail(exc)
+    Console().print("\n".join(lines), highlight=False, markup=False)
+
+
 def fmt_description(fmt: Format) -> str:
     """``3 places, half-away`` or ``5 significant figures, half-even``."""
     amount = f"{fmt.places} places" if fmt.places is not None else f"{fmt.sig} significant figures"

@@ -1,0 +1,70 @@
+"""``derive explain``: one quantity, its definition, its inputs, the reader's calculation
+from the printed inputs, the exact one, and why their last digits differ.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import ctx
+
+from .byhand import READER_PREC, Reading, printed_fraction
+from .cells import Printer
+from .derivation import Derivation
+from .steps import Ref
+
+
+def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
+    """The explanation of one forward quantity as lines of text.
+
+    Sources: the reader's calculation is :meth:`derive.byhand.ByHand.reading`; the exact
+    one evaluates the same operation on the exact values of the inputs.
+    """
+    node = derivation.graph.nodes[ref.id]
+    meta = node.meta
+    where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
+    lines = [f"{meta.label}" + (f" ({where})" if where else "")]
+    if node.op is None:
+        return lines + [f"  a given value: {derivation.exact_text(ref)}"]
+    labels = [derivation.graph.nodes[p].meta.label if derivation.graph.nodes[p].meta.symbol
+              else str(derivation.definition(p)) for p in node.parents]
+    lines.append(f"  definition: {meta.label} = {node.op.hand(labels)}")
+    lines.append(f"  exact: {derivation.exact_text(ref)}")
+    lines.append("  inputs (exact / printed):")
+    for p in node.parents:
+        pm = derivation.graph.nodes[p].meta
+        if derivation.graph.nodes[p].op is None and not pm.param:
+            continue
+        pref = Ref("before", p)
+        shown = printer.text.get(pref, "not printed")
+        lines.append(f"    {pm.label} = {derivation.exact_text(pref)}  ~ {printer.byhand._digits(derivation.value(pref))}"
+                     f"  printed: {shown}")
+    reading = printer.byhand.reading(ref)
+    exact_calc = node.op.hand([printer.byhand._digits(derivation.value(Ref("before", p))) for p in node.parents])
+    lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
+    lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
+    lines.append("  " + why(reading, printer))
+    return lines
+
+
+def why(reading: Reading, printer: Printer) -> str:
+    """The sentence that says why the reader's digit and the correct one agree or not,
+    with the digits that decide it (the rounding boundary between them)."""
+    fmt = printer.fmt
+    unit = Fraction(1, 10 ** fmt.places) if fmt.places is not None else None
+    if reading.tie:
+        other = "half-even" if fmt.mode == "half-away" else "half-away"
+        return (f"why: the reader's result lies exactly on a rounding tie, so its last digit depends on the "
+                f"rule ({fmt.mode} gives {reading.reader}; {other} may differ); the exact value {reading.exact_digits} "
+                f"is not on the tie and rounds to {reading.correct} under any rule.")
+    if not reading.differs:
+        return (f"why: both round to {reading.correct}: the rounding errors of the printed inputs "
+                "(at most half a unit in the last place each) do not cross a rounding boundary here.")
+    if unit is not None:
+        a, b = printed_fraction(reading.reader), printed_fraction(reading.correct)
+        boundary = (a + b) / 2 if fmt.mode in ("half-away", "half-even") else max(a, b)
+        return (f"why: the printed inputs are each off by up to {unit / 2} and together move the result "
+                f"across the rounding boundary {float(boundary):.{fmt.places + 1}f}: the reader lands on the "
+                f"{'upper' if a > b else 'lower'} side ({reading.reader}), the exact value on the other ({reading.correct}).")
+    return (f"why: the rounding errors of the printed inputs move the result across a rounding boundary: "
+            f"the reader gets {reading.reader}, the exact value rounds to {reading.correct}.")

@@ -1,0 +1,75 @@
+"""Finding a quantity by the name a reader writes: ``z_roof``, ``a_{5,3}``, ``h_5[1]``,
+``sigma_5``, ``u_5``, ``p(␣roof)``, ``L``.
+
+Names are matched loosely: braces, spaces and the ``␣`` mark are ignored, ``[c]`` and
+``,c`` mean the same column (``h_5[1]`` = ``h_{5,1}``), Greek letters may be written out
+(``σ`` = ``sigma``), and ``u'`` may be written ``u2``. A head is given as ``^(1)``, or
+separately; a block separately. A name that names a whole row (``u_5``) gives the row.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .derivation import Derivation
+from .errors import DeriveError
+from .steps import Ref
+
+GREEK = {"σ": "sigma", "μ": "mu", "η": "eta"}
+HEAD = re.compile(r"\^\{?\((\d+)\)\}?")
+
+
+def normalize(name: str) -> str:
+    """The loose form of a name used for matching (see the module docstring)."""
+    text = name.strip()
+    for greek, latin in GREEK.items():
+        text = text.replace(greek, latin)
+    text = HEAD.sub("", text)
+    text = text.replace("\u2423", "").replace("{", "").replace("}", "").replace(" ", "")
+    text = text.replace("[", ",").replace("]", "").replace("u2_", "u'_").replace("\u2212", "-")
+    return text.lower() if text not in ("L",) else text
+
+
+def head_of(name: str) -> int | None:
+    """The head written in a name as ``^(h)``, or None."""
+    match = HEAD.search(name)
+    return int(match.group(1)) if match else None
+
+
+def _row_key(label: str) -> str:
+    """``x_5[1]`` -> ``x_5``: the row a component belongs to."""
+    return label.split("[", 1)[0]
+
+
+def find(derivation: Derivation, name: str, block: int | None = None, head: int | None = None) -> list[Ref]:
+    """The forward quantities called ``name`` (one, or a row's components in order).
+
+    Raises:
+        DeriveError: when nothing has that name, or several quantities in different blocks
+            or heads do and ``block``/``head`` do not choose one; the message lists them.
+    """
+    head = head if head is not None else head_of(name)
+    key = normalize(name)
+    matches, rows = [], []
+    for i, node in enumerate(derivation.graph.nodes):
+        meta = node.meta
+        if not meta.symbol or meta.symbol == "param":
+            continue
+        if block is not None and meta.block not in (None, block):
+            continue
+        if head is not None and meta.head not in (None, head):
+            continue
+        if normalize(meta.label) == key:
+            matches.append(i)
+        elif normalize(_row_key(meta.label)) == key and "[" in meta.label:
+            rows.append(i)
+    found = matches or rows
+    if not found:
+        raise DeriveError(f"no quantity is called {name!r}",
+                          expected="a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L")
+    groups = {(derivation.graph.nodes[i].meta.block, derivation.graph.nodes[i].meta.head) for i in found}
+    if len(groups) > 1:
+        where = ", ".join(f"block {b}" + (f" head {h}" if h else "") for b, h in sorted(groups, key=str))
+        raise DeriveError(f"{name!r} names quantities in several places ({where})",
+                          expected="--block and/or --head to choose one")
+    return [Ref("before", i) for i in found]
