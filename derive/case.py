@@ -26,7 +26,11 @@ Matrix = list[list[Fraction]]
 Vector = list[Fraction]
 
 ACTIVATIONS = ("gelu_tanh", "gelu_erf", "relu")
-MASKS = ("causal", "none")
+MASKS = ("causal", "none", "causal_after_softmax")
+VARIANCES = ("n", "n-1")
+EPS_PLACEMENTS = ("inside", "sigma")
+SCORE_SCALES = ("d_k", "d_model")
+LOSS_LOGS = ("e", "2")
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
 
 BLOCK_MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
@@ -42,7 +46,13 @@ class Conventions:
     Attributes:
         layernorm_eps: eps inside the square root, ``(x - mu) / sqrt(var + eps)``; default 1e-5.
         activation: ``gelu_tanh`` (GPT-2's gelu_new, the default), ``gelu_erf`` or ``relu``.
-        mask: ``causal`` (scores j > i set to -inf before the softmax, default) or ``none``.
+        mask: ``causal`` (scores j > i set to -inf before the softmax, default), ``none``, or
+            ``causal_after_softmax`` (a slip: the softmax over every j, then weights j > i
+            set to 0 without renormalising).
+        layernorm_variance: ``n`` (biased, divide by d: the default, as in PyTorch) or ``n-1``.
+        layernorm_eps_placement: ``inside`` the square root (default) or added to ``sigma``.
+        score_scale: scores divided by sqrt(``d_k``) (default) or sqrt(``d_model``).
+        loss_log: ``e`` (nats, default) or ``2`` (bits).
         temperature: T > 0 dividing the logits; default 1.
         learning_rate: eta of the SGD step ``theta <- theta - eta dL/dtheta``; default 0.1.
         final_layernorm: whether a LayerNorm comes before W_U; default true.
@@ -57,6 +67,10 @@ class Conventions:
     learning_rate: Fraction = Fraction(1, 10)
     final_layernorm: bool = True
     trained: tuple[str, ...] | None = None
+    layernorm_variance: str = "n"
+    layernorm_eps_placement: str = "inside"
+    score_scale: str = "d_k"
+    loss_log: str = "e"
 
 
 @dataclass
@@ -239,6 +253,11 @@ class _Reader:
             layernorm_eps=eps,
             activation=self.choice(table, "activation", ACTIVATIONS, base.activation),
             mask=self.choice(table, "mask", MASKS, base.mask),
+            layernorm_variance=self.choice(table, "layernorm_variance", VARIANCES, base.layernorm_variance),
+            layernorm_eps_placement=self.choice(table, "layernorm_eps_placement", EPS_PLACEMENTS,
+                                                base.layernorm_eps_placement),
+            score_scale=self.choice(table, "score_scale", SCORE_SCALES, base.score_scale),
+            loss_log=self.choice(table, "loss_log", LOSS_LOGS, base.loss_log),
             temperature=temperature,
             learning_rate=self.number(table.get("learning_rate", "0.1"), "conventions.learning_rate"),
             final_layernorm=final,

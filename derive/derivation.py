@@ -213,22 +213,22 @@ def derive(case: Case) -> Derivation:
     from .rules.unembedding import unembedding
 
     graph = Graph()
-    eps = case.conventions.layernorm_eps
+    conv = case.conventions
     tokens = case.tokens
     E, rows, embed_step = embedding(graph, case)
     stream, pos_step = positions(graph, case, rows)
     steps = [tokens_step(case), embed_step, pos_step]
     for b, block in enumerate(case.blocks, 1):
         v = block.vectors
-        u, ln1 = layer_norm(graph, stream, eps, "ln1", b, "u", v.get("ln1_gain"), v.get("ln1_bias"), tokens)
+        u, ln1 = layer_norm(graph, stream, conv, "ln1", b, "u", v.get("ln1_gain"), v.get("ln1_bias"), tokens)
         attn, attn_steps = attention(graph, case, b, block, u)
         h = residual(graph, stream, attn, "h", b)
-        u2, ln2 = layer_norm(graph, h, eps, "ln2", b, "u2", v.get("ln2_gain"), v.get("ln2_bias"), tokens)
+        u2, ln2 = layer_norm(graph, h, conv, "ln2", b, "u2", v.get("ln2_gain"), v.get("ln2_bias"), tokens)
         m, mlp_step = mlp(graph, case, b, block, u2)
         stream = residual(graph, h, m, "y", b)
         steps += [ln1, *attn_steps, ln2, mlp_step, _residual_step(case, b, stream, h)]
     if case.conventions.final_layernorm:
-        f, final = layer_norm(graph, stream, eps, "final", None, "f", case.final_vectors.get("lnf_gain"),
+        f, final = layer_norm(graph, stream, conv, "final", None, "f", case.final_vectors.get("lnf_gain"),
                               case.final_vectors.get("lnf_bias"), tokens)
         steps.append(final)
     else:

@@ -29,7 +29,8 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
         proj[name] = affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
             s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
     Q, K, V = proj["Q"], proj["K"], proj["V"]
-    sqrt_dk = graph.scratch(Sqrt(), (constant(graph, case.d_k, "d_k"),), "sqrt(d_k)")
+    scale = case.d_model if case.conventions.score_scale == "d_model" else case.d_k
+    sqrt_dk = graph.scratch(Sqrt(), (constant(graph, scale, case.conventions.score_scale),), "sqrt(d_k)")
     heads = [_head(graph, case, block_no, h, Q, K, V, sqrt_dk) for h in range(1, case.heads + 1)]
     joined = [[o for head in heads for o in head["o"][t]] for t in range(len(u))]
     W_O = weight(graph, "W_O", M["W_O"], block_no)
@@ -50,9 +51,12 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
         attn_tables += [_last_row_table(case, block_no, h, head), _weights_table(case, block_no, h, head)]
         queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
     attn_step = Step("attention", "The attention of each head",
-                     f"s_{{i,j}} = q_i . k_j / sqrt({case.d_k}), then a_{{i,j}} = e^s / sum e^s"
-                     + (" over j <= i (the mask writes -inf above the diagonal)." if case.conventions.mask == "causal"
-                        else " over every j (no mask)."), attn_tables, queries)
+                     f"s_{{i,j}} = q_i . k_j / sqrt({scale}), then a_{{i,j}} = e^s / sum e^s"
+                     + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
+                        "none": " over every j (no mask).",
+                        "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
+                                                "(the mask applied after the softmax)."}[case.conventions.mask],
+                     attn_tables, queries)
     mix_cols = ["token"] + [f"o^({h})" for h in range(1, case.heads + 1)] + ["attn = [o^(1) | ...] W_O"]
     mix = Step("mix", "Mix the values and join the heads",
                "Each head averages the values with its weights; the results are placed side by side "
@@ -65,11 +69,12 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
 def _head(graph: Graph, case: Case, block_no: int, h: int, Q: Ids, K: Ids, V: Ids, sqrt_dk: int) -> dict:
     """Scores, weights and mixed values of head h (1-based) for every row."""
     cols = range((h - 1) * case.d_k, h * case.d_k)
-    causal = case.conventions.mask == "causal"
+    mask = case.conventions.mask
     T = len(Q)
     head = {"qk": [], "s": [], "exp_s": [], "a": [], "sum": [], "o": []}
     for i in range(T):
-        visible = range(i + 1) if causal else range(T)
+        visible = range(i + 1) if mask == "causal" else range(T)  # the softmax runs over these
+        kept = range(T) if mask == "none" else range(i + 1)  # ... and these keep their weight
         tag = lambda j, i=i: dict(block=block_no, head=h, position=i + 1, index=j + 1)
         qk = {j: graph.add(Dot(), [Q[i][c] for c in cols] + [K[j][c] for c in cols],
                            Meta("qk", f"q_{i + 1}.k_{j + 1}", **tag(j))) for j in visible}
@@ -77,9 +82,9 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, Q: Ids, K: Ids, V: Id
         e = {j: graph.add(Exp(), (s[j],), Meta("exp_s", f"e^s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
         total = graph.add(Lin([1] * len(e)), list(e.values()),
                           Meta("sum_exp_s", f"sum_j e^s_{{{i + 1},j}}", block=block_no, head=h, position=i + 1))
-        a = [graph.add(Div(), (e[j], total), Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) if j in e
+        a = [graph.add(Div(), (e[j], total), Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) if j in kept
              else graph.leaf(0, Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) for j in range(T)]
-        o = [graph.add(Dot(), [a[j] for j in visible] + [V[j][c] for j in visible],
+        o = [graph.add(Dot(), [a[j] for j in kept] + [V[j][c] for j in kept],
                        Meta("o", f"o_{i + 1}^({h})[{c - cols[0] + 1}]", block=block_no, head=h,
                             position=i + 1, index=c - cols[0] + 1)) for c in cols]
         for key, value in (("qk", qk), ("s", s), ("exp_s", e), ("a", a), ("sum", total), ("o", o)):

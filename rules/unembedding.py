@@ -10,7 +10,7 @@ from derive.case import Case
 from derive.graph import Div, Exp, Graph, Lin, Log, Meta
 from derive.steps import Equation, Ref, Step, Table
 
-from .linear import Ids, affine, weight
+from .linear import Ids, affine, constant, weight
 
 
 def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[Step]]:
@@ -44,8 +44,14 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     if case.target is not None:
         piece = case.pieces[case.target]
         log_p = graph.scratch(Log(), (p[case.target],), f"ln p({piece})")
-        out["L"] = graph.add(Lin([-1]), (log_p,), Meta("L", "L", position=last + 1, index=piece))
-        steps.append(Step("loss", "The loss", f"L = -ln p({piece}), in nats.",
+        meta = Meta("L", "L", position=last + 1, index=piece)
+        if case.conventions.loss_log == "2":
+            ln2 = graph.scratch(Log(), (constant(graph, 2, "2"),), "ln 2")
+            out["L"] = graph.add(Div(), (graph.scratch(Lin([-1]), (log_p,), f"-ln p({piece})"), ln2), meta)
+        else:
+            out["L"] = graph.add(Lin([-1]), (log_p,), meta)
+        unit = "bits, L = -log2 p" if case.conventions.loss_log == "2" else "nats"
+        steps.append(Step("loss", "The loss", f"L = -ln p({piece}), in {unit}.",
                           equations=[Equation(f"p({piece})", Ref("before", p[case.target])),
                                      Equation(f"L = -ln p({piece})", Ref("before", out["L"]))]))
     return out, steps
