@@ -45,6 +45,7 @@ class Reading:
         correct: the correctly rounded exact value (what derive prints).
         exact_digits: the exact value with two more digits than printed (``2.49067…``).
         tie: the reader's exact result lies on a rounding boundary (half modes).
+        value: the reader's unrounded result (fmpq, or a ball for a transcendental step).
     """
 
     ref: Ref
@@ -55,6 +56,7 @@ class Reading:
     correct: str
     exact_digits: str
     tie: bool
+    value: Value = None
 
     @property
     def differs(self) -> bool:
@@ -247,7 +249,7 @@ class ByHand:
         exact_value = self.derivation.value(ref)
         tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
         return Reading(ref, label, inputs, calculation, (reader or "undecided").replace("-", self.fmt.minus),
-                       correct, self._digits(exact_value), tie)
+                       correct, self._digits(exact_value), tie, value)
 
     def readings(self, refs) -> list[Reading]:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""

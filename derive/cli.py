@@ -138,6 +138,39 @@ def explain_command(
     Console().print("\n".join(lines), highlight=False, markup=False)
 
 
+@app.command("check")
+def check_command(
+    case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
+    file: str = typer.Argument(..., help="The hand computation: named lines (u_5 = [...], p(␣roof) = 0.395), "
+                               "arithmetic (e^{2.400} = 11.023), Markdown tables, LaTeX aligned lines; "
+                               "'Head 1' / 'block 2' lines set the head or block of what follows."),
+    rounding: Rounding = typer.Option("half-away", "--rounding", help="The rounding rule the reader used."),
+    output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: a report; json: one "
+                                               "record per checked entry."),
+) -> None:
+    """Check a hand computation line by line: correct; correct given the rounded inputs
+    (explained); inherited from an earlier wrong line; right under another convention
+    (named); wrong (with the exact value). Exits 1 when any line is wrong or unreadable."""
+    from .check import FAILING, Checker
+
+    try:
+        derivation = derive(load_case(case))
+        try:
+            text = open(file, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DeriveError(f"cannot read: {exc}", file=file) from None
+        verdicts = Checker(derivation, rounding.value).check_text(text)
+    except DeriveError as exc:
+        fail(exc)
+    if output_format == OutputFormat.json:
+        sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
+    else:
+        from .render_rich import render_verdicts
+        Console().print(render_verdicts(verdicts, file))
+    if any(v.status in FAILING for v in verdicts):
+        raise typer.Exit(1)
+
+
 def fmt_description(fmt: Format) -> str:
     """``3 places, half-away`` or ``5 significant figures, half-even``."""
     amount = f"{fmt.places} places" if fmt.places is not None else f"{fmt.sig} significant figures"

@@ -25,7 +25,7 @@ def normalize(name: str) -> str:
     for greek, latin in GREEK.items():
         text = text.replace(greek, latin)
     text = HEAD.sub("", text)
-    text = text.replace("\u2423", "").replace("{", "").replace("}", "").replace(" ", "")
+    text = text.replace("\\cdot", ".").replace("·", ".").replace("\u2423", "").replace("{", "").replace("}", "").replace(" ", "")
     text = text.replace("[", ",").replace("]", "").replace("u2_", "u'_").replace("\u2212", "-")
     return text.lower() if text not in ("L",) else text
 
@@ -67,8 +67,9 @@ def find(derivation: Derivation, name: str, block: int | None = None, head: int 
     if not found:
         raise DeriveError(f"no quantity is called {name!r}",
                           expected="a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L")
-    groups = {(derivation.graph.nodes[i].meta.block, derivation.graph.nodes[i].meta.head) for i in found}
-    if len(groups) > 1:
+    labels = [derivation.graph.nodes[i].meta.label for i in found]
+    if len(set(labels)) < len(labels):
+        groups = {(derivation.graph.nodes[i].meta.block, derivation.graph.nodes[i].meta.head) for i in found}
         where = ", ".join(f"block {b}" + (f" head {h}" if h else "") for b, h in sorted(groups, key=str))
         raise DeriveError(f"{name!r} names quantities in several places ({where})",
                           expected="--block and/or --head to choose one")

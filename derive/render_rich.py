@@ -70,3 +70,21 @@ def _exact_lines(derivation: Derivation, refs) -> Text:
         prefix = {"grad": "dL/d", "updated": "after the step: ", "after": "after the step: "}.get(ref.phase, "")
         lines.append(f"  {prefix}{meta.label} = {derivation.exact_text(ref)}")
     return Text("\n".join(lines), style="dim")
+
+
+STATUS_STYLES = {"correct": "green", "explained": "cyan", "inherited": "yellow", "convention": "magenta",
+                 "wrong": "bold red", "unreadable": "red"}
+
+
+def render_verdicts(verdicts, file: str) -> Group:
+    """The report of ``derive check``: one row per checked entry and a count per verdict."""
+    table = RichTable(title=escape(f"Check of {file}"), title_justify="left", show_lines=True)
+    for column in ("line", "verdict", "what derive finds"):
+        table.add_column(column)
+    for v in verdicts:
+        table.add_row(str(v.line), Text(v.status, style=STATUS_STYLES[v.status]), escape(v.message))
+    counts = {}
+    for v in verdicts:
+        counts[v.status] = counts.get(v.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return Group(table, Text(f"{len(verdicts)} entries: {summary}"))

@@ -1,0 +1,418 @@
+"""``derive check``: a verdict on every line of a hand computation.
+
+Each written value is rounded to the places it is written with (``0.395`` is judged at 3
+places, ``0.40`` at 2) under the run's rounding mode, and gets one verdict:
+
+- ``correct``: it is the correctly rounded exact value;
+- ``explained``: it is what a reader gets from the correctly printed (rounded) inputs
+  (:mod:`derive.byhand`), so it is right given the rounded inputs it was computed from;
+- ``inherited``: it is wrong, but follows from an earlier wrong line (recomputing the
+  graph from the reader's own earlier values reproduces it); the origin line is named;
+- ``convention``: it is wrong here, but right under another convention, which is named
+  (GELU erf vs tanh, LayerNorm variance over n-1, eps added to sigma, scores over
+  sqrt(d_model), mask missing or applied after the softmax, log base 2);
+- ``wrong``: none of these; the exact value is given and the line becomes the origin of
+  the errors that follow from it;
+- ``unreadable``: the line could not be read or names nothing derive knows.
+
+Free arithmetic lines are judged on their own numbers; when their result is not the
+correct rounding of their own arithmetic but is the printed value of a quantity whose
+inputs they are (``1.732*-0.816 + -0.577*1.633 = -2.357`` is q_5 . k_1 of head 1, from
+the printed inputs), the line is ``explained``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy
+from flint import arb, ctx, fmpq
+from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
+
+from .byhand import READER_PREC, exact_text, printed_fraction
+from .cells import Printer
+from .derivation import Derivation, derive
+from .errors import DeriveError
+from .graph import Value, is_exact
+from .handfile import Entry, parse
+from .names import find
+from .rounding import Format, format_fraction, format_value
+from .steps import Ref
+
+CONVENTIONS = {
+    "GELU in the erf form instead of the tanh form": {"activation": "gelu_erf"},
+    "GELU in the tanh form instead of the erf form": {"activation": "gelu_tanh"},
+    "LayerNorm variance over n-1 instead of n": {"layernorm_variance": "n-1"},
+    "eps added to sigma instead of inside the square root": {"layernorm_eps_placement": "sigma"},
+    "scores scaled by sqrt(d_model) instead of sqrt(d_k)": {"score_scale": "d_model"},
+    "no causal mask": {"mask": "none"},
+    "the mask applied after the softmax": {"mask": "causal_after_softmax"},
+    "log base 2 (bits) instead of the natural log": {"loss_log": "2"},
+}
+STATUSES = ("correct", "explained", "inherited", "convention", "wrong", "unreadable")
+FAILING = ("inherited", "convention", "wrong", "unreadable")
+
+
+@dataclass
+class Verdict:
+    """The verdict on one entry of the file (see the module docstring for ``status``).
+
+    ``name`` is the quantity's label (or the arithmetic), ``written`` the values as
+    written, ``expected`` the correctly rounded values at the same places, ``exact`` the
+    exact values with two more digits, ``origin`` the line of the first error an
+    ``inherited`` line follows from, ``convention`` the convention a value matches."""
+
+    line: int
+    source: str
+    status: str
+    message: str
+    name: str | None = None
+    written: list[str] | None = None
+    expected: list[str] | None = None
+    exact: list[str] | None = None
+    origin: int | None = None
+    convention: str | None = None
+
+    def as_dict(self) -> dict:
+        """The verdict as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+class Checker:
+    """Checks hand computations against one derived case under a rounding mode.
+
+    Args:
+        derivation: the derived case. mode: the rounding mode readers are assumed to use
+            (half-away by default, the school rule).
+    """
+
+    def __init__(self, derivation: Derivation, mode: str = "half-away"):
+        self.derivation = derivation
+        self.mode = mode
+        self._printers: dict[int, Printer] = {}
+        self._variants: dict[str, Derivation | None] = {}
+        self.student: dict[Ref, Fraction] = {}
+        self.origin: dict[Ref, int] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def fmt(self, places: int) -> Format:
+        """The format a value written with ``places`` decimals is judged at."""
+        return Format(places=places, mode=self.mode)
+
+    def printer(self, places: int) -> Printer:
+        """The correctly printed page at ``places`` (the reader's inputs)."""
+        if places not in self._printers:
+            self._printers[places] = Printer(self.derivation, self.fmt(places))
+        return self._printers[places]
+
+    def variant(self, description: str) -> Derivation | None:
+        """The case derived again under another convention (None when it is the case's own
+        or cannot be derived)."""
+        if description not in self._variants:
+            case = self.derivation.case
+            changes = CONVENTIONS[description]
+            if all(getattr(case.conventions, k) == v for k, v in changes.items()):
+                self._variants[description] = None
+            else:
+                conventions = dataclasses.replace(case.conventions, **changes)
+                try:
+                    self._variants[description] = derive(dataclasses.replace(case, conventions=conventions))
+                except DeriveError:
+                    self._variants[description] = None
+        return self._variants[description]
+
+    # ------------------------------------------------------------------ the file
+    def check_text(self, text: str) -> list[Verdict]:
+        """Verdicts for every entry of a hand-computation file's text, in order."""
+        verdicts = []
+        last = [len(self.derivation.case.ids)]
+        for entry in parse(text):
+            try:
+                verdicts.append(self.check_entry(entry, last))
+            except DeriveError as exc:
+                verdicts.append(Verdict(entry.line, entry.source, "unreadable", exc.detail +
+                                        (f" (expected {exc.expected})" if exc.expected else ""), entry.name))
+        return verdicts
+
+    def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
+        """The verdict on one entry; ``last`` carries the position of the previous line.
+
+        Raises:
+            DeriveError: when the entry names nothing derive knows.
+        """
+        if entry.error:
+            return Verdict(entry.line, entry.source, "unreadable", entry.error, entry.name)
+        if entry.expr is not None:
+            return self.check_arithmetic(entry)
+        refs = self.resolve(entry, last[0])
+        if len(refs) != len(entry.values):
+            raise DeriveError(f"{entry.name} has {len(refs)} component(s) but the line gives {len(entry.values)}")
+        last[0] = self.derivation.meta(refs[-1]).position or last[0]
+        return self.judge(entry, refs)
+
+    # ------------------------------------------------------------------ names
+    def resolve(self, entry: Entry, last: int) -> list[Ref]:
+        """The quantities an entry's name means (aliases of the chapter's notation:
+        ``a_5`` is the joined attention output, ``GELU`` the row of g, a bare ``mu`` or
+        ``sigma`` the followed row's; a table cell's name comes from its header and row)."""
+        name = entry.name.strip()
+        table = re.match(r"^\{row:(.*?)\}(.*)$", name)
+        if table:
+            name = self.table_name(table.group(1), table.group(2))
+        name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
+        if re.match(r"^GELU\b", name):
+            name = f"g_{last}"
+        if name in ("mu", "sigma"):
+            name = f"{name}_{last}"
+        return find(self.derivation, name, entry.block, entry.head)
+
+    def table_name(self, key: str, column: str) -> str:
+        """The name of a Markdown table cell from its row key (a token or a position) and
+        its column header."""
+        case = self.derivation.case
+        piece = key if key in case.pieces else None
+        pos = None
+        if key.isdigit():
+            pos = int(key)
+        elif key in case.tokens:
+            pos = case.tokens.index(key) + 1
+        col = column.replace(" ", "").replace("\\", "")
+        if piece is not None and col in ("z", "e^z", "e^{z}", "p"):
+            return {"z": f"z_{piece}", "p": f"p({piece})"}.get(col, f"e^z_{piece}")
+        if pos is None:
+            raise DeriveError(f"the row {key!r} is not a token of the prompt or a position")
+        T = len(case.ids)
+        if col in ("e^s", "e^{s}"):
+            return f"e^s_{{{T},{pos}}}"
+        match = re.match(r"^(u'|u|f)_(\d+)$", col)
+        if match:
+            return f"{match.group(1)}_{pos}[{match.group(2)}]"
+        col = col.replace("·", ".")
+        if re.search(r"(?<=[_,.{])j\b", col):
+            return re.sub(r"(?<=[_,.{])j\b", str(pos), col)
+        base = re.sub(r"_[ti]$", "", col)
+        return f"{base.lower() if len(base) == 1 else base}_{pos}"
+
+    # ------------------------------------------------------------------ judging
+    def judge(self, entry: Entry, refs: list[Ref]) -> Verdict:
+        """Judge each written component and combine them into the line's verdict."""
+        results = [self.judge_value(ref, text, entry.line) for ref, text in zip(refs, entry.values)]
+        for ref, text in zip(refs, entry.values):
+            self.student[ref] = printed_fraction(text)
+        rank = {s: i for i, s in enumerate(STATUSES)}
+        worst = max(results, key=lambda r: rank[r[0]])
+        status = worst[0]
+        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else entry.name
+        messages = [m for _, m, *_ in results if not m.endswith(": correct")]
+        message = "; ".join(dict.fromkeys(messages)) or "correct"
+        if status in ("wrong", "convention"):
+            for ref, result in zip(refs, results):
+                if result[0] in ("wrong", "convention"):
+                    self.origin.setdefault(ref, entry.line)
+        origin = next((r[2] for r in results if r[0] == "inherited"), None)
+        convention = next((r[3] for r in results if r[0] == "convention"), None)
+        return Verdict(entry.line, entry.source, status, message, label, entry.values,
+                       [r[4] for r in results], [r[5] for r in results], origin, convention)
+
+    def judge_value(self, ref: Ref, text: str, line: int) -> tuple:
+        """(status, message, origin line, convention, expected text, exact digits)."""
+        places = len(text.split(".")[1]) if "." in text else 0
+        printer = self.printer(places)
+        fmt = printer.fmt
+        expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
+            self.derivation.decimal(ref, Format(places=places, mode=self.mode))
+        exact = printer.byhand._digits(self.derivation.value(ref))
+        label = self.derivation.meta(ref).label
+        reading = printer.byhand.reading(ref)
+        if _same(text, expected):
+            note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
+            return ("correct", f"{label}: correct{note}", None, None, expected, exact)
+        if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):
+            return ("explained", f"{label}: correct given the rounded inputs: {reading.calculation}, "
+                    f"while the exact value {exact} rounds to {expected}", None, None, expected, exact)
+        origin = self.inherited(ref, text, fmt)
+        if origin is not None:
+            return ("inherited", f"{label}: follows from the error on line {origin} (exact value {exact}, "
+                    f"correctly {expected})", origin, None, expected, exact)
+        swapped = self.other_head(ref, text, fmt)
+        if swapped is not None:
+            return ("wrong", f"{label}: {text} is the value of head {swapped}, not head "
+                    f"{self.derivation.meta(ref).head} (heads swapped?); the exact value {exact} rounds to {expected}",
+                    None, None, expected, exact)
+        for description in CONVENTIONS:
+            variant = self.variant(description)
+            if variant is None:
+                continue
+            try:
+                other = variant.decimal(find(variant, label, self.derivation.meta(ref).block,
+                                             self.derivation.meta(ref).head)[0], fmt)
+            except DeriveError:
+                continue
+            if _same(text, other.replace("\u2212", "-")):
+                return ("convention", f"{label}: {text} is the value under another convention: {description} "
+                        f"(this case: {expected})", None, description, expected, exact)
+        return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected}",
+                None, None, expected, exact)
+
+    def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
+        """The head whose quantity of the same name has the written value, when it is not
+        this quantity's head (a swapped head), else None."""
+        meta = self.derivation.meta(ref)
+        if meta.head is None:
+            return None
+        for head in range(1, self.derivation.case.heads + 1):
+            if head == meta.head:
+                continue
+            other = find(self.derivation, meta.label, meta.block, head)
+            if len(other) == 1 and _same(text, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")):
+                return head
+        return None
+
+    def inherited(self, ref: Ref, text: str, fmt: Format) -> int | None:
+        """The line of an earlier error that explains ``text``: recompute the graph with
+        the reader's own earlier values in place of the exact ones and see whether it
+        gives what they wrote. None when no earlier line was wrong upstream."""
+        if ref.phase != "before" or not self.origin:
+            return None
+        graph = self.derivation.graph
+        upstream = _ancestors(graph, ref.id)
+        culprits = [r for r in self.origin if r.phase == "before" and r.id in upstream]
+        if not culprits:
+            return None
+        overrides = {r.id: fmpq(v.numerator, v.denominator) for r, v in self.student.items()
+                     if r.phase == "before" and r.id in upstream}
+        with ctx.workprec(READER_PREC):
+            value = _forward_with(graph, self.derivation.evaluation().before.values, overrides, ref.id)
+            again = format_value(value, fmt)
+        if again is not None and _same(text, again):
+            return min(self.origin[r] for r in culprits)
+        return None
+
+    # ------------------------------------------------------------------ arithmetic
+    def check_arithmetic(self, entry: Entry) -> Verdict:
+        """Judge ``expression = value`` on its own numbers, or as a quantity's by-hand form."""
+        text = entry.values[-1] if len(entry.values) == 1 else None
+        if text is None:
+            return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
+        try:
+            expr = _parse_arithmetic(entry.expr)
+            value = _evaluate(expr)
+        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
+            return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
+        places = len(text.split(".")[1])
+        fmt = self.fmt(places)
+        expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
+        shown = _show(value)
+        if expected is not None and _same(text, expected):
+            return Verdict(entry.line, entry.source, "correct", f"correct: {entry.expr} = {shown}", entry.expr,
+                           [text], [expected], [shown])
+        match = self.quantity_from_printed(value, text, places)
+        if match is not None:
+            return Verdict(entry.line, entry.source, "explained",
+                           f"{entry.expr} = {shown} rounds to {expected}, but {text} is {match}: its exact value, "
+                           "computed from unrounded inputs, rounds to it", entry.expr, [text], [expected], [shown])
+        return Verdict(entry.line, entry.source, "wrong", f"wrong: {entry.expr} = {shown}, which rounds to {expected}",
+                       entry.expr, [text], [expected], [shown])
+
+    def quantity_from_printed(self, value, text: str, places: int) -> str | None:
+        """The label of a printed quantity whose correct value is ``text`` and whose by-hand
+        form from the printed inputs gives exactly ``value``, or None."""
+        if not isinstance(value, Fraction):
+            return None
+        printer = self.printer(places)
+        for ref, shown in printer.text.items():
+            if not _same(text, shown.replace("\u2212", "-")):
+                continue
+            reading = printer.byhand.reading(ref)
+            if reading is not None and is_exact(reading.value) and \
+                    Fraction(int(reading.value.p), int(reading.value.q)) == value:
+                meta = self.derivation.meta(ref)
+                return meta.label + (f" (head {meta.head})" if meta.head else "")
+        return None
+
+
+def _same(written: str, expected: str) -> bool:
+    """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
+    return printed_fraction(written) == printed_fraction(expected) and \
+        len(written.split(".")[-1]) == len(expected.split(".")[-1])
+
+
+def _ancestors(graph, node_id: int) -> set[int]:
+    seen, stack = set(), [node_id]
+    while stack:
+        for p in graph.nodes[stack.pop()].parents:
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
+def _forward_with(graph, values: list[Value], overrides: dict[int, Value], target: int) -> Value:
+    """The value of ``target`` when the nodes in ``overrides`` take the given values
+    (the reader's own) and everything between is recomputed."""
+    new = dict(overrides)
+    for i in range(target + 1):
+        if i in new or graph.nodes[i].op is None:
+            continue
+        parents = graph.nodes[i].parents
+        if any(p in new for p in parents):
+            new[i] = graph.nodes[i].op.eval([new.get(p, values[p]) for p in parents])
+    return new.get(target, values[target])
+
+
+def _parse_arithmetic(text: str) -> sympy.Expr:
+    """SymPy form of a reader's arithmetic: ``e^{x}``, ``exp``, ``sqrt``, ``ln``, ``·``,
+    ``×``, ``^``, the Unicode minus; decimals become exact rationals."""
+    text = text.replace("\u2212", "-").replace("·", "*").replace("×", "*")
+    text = re.sub(r"e\^\{([^}]*)\}", r"exp(\1)", text)
+    text = re.sub(r"e\^\(([^)]*)\)", r"exp(\1)", text)
+    text = re.sub(r"e\^([-\d.]+)", r"exp(\1)", text)
+    text = text.replace("^", "**").replace("{", "(").replace("}", ")").replace("ln", "log")
+    return parse_expr(text, transformations=standard_transformations + (rationalize,),
+                      local_dict={"exp": sympy.exp, "sqrt": sympy.sqrt, "log": sympy.log,
+                                  "tanh": sympy.tanh, "erf": sympy.erf, "pi": sympy.pi})
+
+
+def _evaluate(expr: sympy.Expr):
+    """An exact Fraction when the expression is rational, else a certified ball."""
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
+    with ctx.workprec(READER_PREC):
+        return _to_arb(expr)
+
+
+def _to_arb(expr: sympy.Expr) -> arb:
+    if expr.is_Rational:
+        return arb(fmpq(int(expr.p), int(expr.q)))
+    if expr is sympy.pi:
+        return arb.pi()
+    args = [_to_arb(a) for a in expr.args]
+    if expr.is_Add:
+        return sum(args[1:], args[0])
+    if expr.is_Mul:
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if expr.is_Pow:
+        base, exponent = expr.args
+        if exponent == sympy.Rational(1, 2):
+            return args[0].sqrt()
+        if exponent.is_Integer:
+            return args[0] ** int(exponent)
+        return (args[1] * args[0].log()).exp()
+    functions = {sympy.exp: arb.exp, sympy.log: arb.log, sympy.tanh: arb.tanh, sympy.erf: arb.erf,
+                 sympy.sin: arb.sin, sympy.cos: arb.cos}
+    if expr.func in functions:
+        return functions[expr.func](args[0])
+    raise ValueError(f"derive cannot evaluate {expr}")
+
+
+def _show(value) -> str:
+    if isinstance(value, Fraction):
+        return exact_text(value)
+    with ctx.workprec(READER_PREC):
+        return (format_value(value, Format(places=6, mode="down")) or "?") + "\u2026"
