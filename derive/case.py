@@ -31,6 +31,8 @@ VARIANCES = ("n", "n-1")
 EPS_PLACEMENTS = ("inside", "sigma")
 SCORE_SCALES = ("d_k", "d_model")
 LOSS_LOGS = ("e", "2")
+POSITIONS = ("learned", "sinusoidal", "none")
+SINUSOID_LAYOUTS = ("interleaved", "concatenated")
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
 
 BLOCK_MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
@@ -53,7 +55,16 @@ class Conventions:
         layernorm_eps_placement: ``inside`` the square root (default) or added to ``sigma``.
         score_scale: scores divided by sqrt(``d_k``) (default) or sqrt(``d_model``).
         loss_log: ``e`` (nats, default) or ``2`` (bits).
-        temperature: T > 0 dividing the logits; default 1.
+        positions: ``learned`` (a table P, the default), ``sinusoidal`` (Vaswani et al. 2017,
+            section 3.5: PE[pos, 2i] = sin(pos w_i), PE[pos, 2i+1] = cos(pos w_i),
+            w_i = 1 / base^(2i/d)) or ``none``.
+        sinusoid_layout: ``interleaved`` (sin, cos per pair, as in the 2017 paper; default)
+            or ``concatenated`` (all sines, then all cosines).
+        sinusoid_base: the base, 10000 by default. first_position: the pos of the first
+            token in the sinusoids, 0 by default (seed 004: PE[0] = 0, 1, 0, 1, ...).
+        temperature: T > 0 dividing the logits; default 1. T = 0 is greedy decoding: p is 1
+            for the argmax of the logits (a tie goes to the lowest id) and 0 elsewhere, so
+            there is no loss and no training step.
         learning_rate: eta of the SGD step ``theta <- theta - eta dL/dtheta``; default 0.1.
         final_layernorm: whether a LayerNorm comes before W_U; default true.
         trained: the weights the SGD step moves, by name (``E``, ``P``, ``W_Q``, ...), or
@@ -71,6 +82,10 @@ class Conventions:
     layernorm_eps_placement: str = "inside"
     score_scale: str = "d_k"
     loss_log: str = "e"
+    positions: str = "learned"
+    sinusoid_layout: str = "interleaved"
+    sinusoid_base: Fraction = Fraction(10000)
+    first_position: int = 0
 
 
 @dataclass
@@ -235,8 +250,8 @@ class _Reader:
         temperature = self.number(table.get("temperature", 1), "conventions.temperature")
         if eps < 0:
             raise self.fail("conventions.layernorm_eps", f"is negative ({eps})", "eps >= 0")
-        if temperature <= 0:
-            raise self.fail("conventions.temperature", f"is {temperature}", "a temperature T > 0")
+        if temperature < 0:
+            raise self.fail("conventions.temperature", f"is {temperature}", "a temperature T >= 0 (0 is greedy)")
         final = table.get("final_layernorm", base.final_layernorm)
         if not isinstance(final, bool):
             raise self.fail("conventions.final_layernorm", f"{final!r}", "true or false")
@@ -258,10 +273,27 @@ class _Reader:
                                                 base.layernorm_eps_placement),
             score_scale=self.choice(table, "score_scale", SCORE_SCALES, base.score_scale),
             loss_log=self.choice(table, "loss_log", LOSS_LOGS, base.loss_log),
+            positions=self.choice(table, "positions", POSITIONS, base.positions),
+            sinusoid_layout=self.choice(table, "sinusoid_layout", SINUSOID_LAYOUTS, base.sinusoid_layout),
+            sinusoid_base=self.positive(table, "sinusoid_base", base.sinusoid_base),
+            first_position=self.count(table, "first_position", base.first_position),
             temperature=temperature,
             learning_rate=self.number(table.get("learning_rate", "0.1"), "conventions.learning_rate"),
             final_layernorm=final,
         )
+
+    def positive(self, table: dict, key: str, default: Fraction) -> Fraction:
+        value = self.number(table.get(key, default.numerator if default.denominator == 1 else str(default)),
+                            f"conventions.{key}")
+        if value <= 0:
+            raise self.fail(f"conventions.{key}", f"is {value}", "a positive number")
+        return value
+
+    def count(self, table: dict, key: str, default: int) -> int:
+        value = table.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(f"conventions.{key}", f"{value!r}", "an integer >= 0")
+        return value
 
     def pieces(self) -> list[str]:
         vocab = self.get(self.data, "vocab", "")
@@ -331,8 +363,15 @@ class _Reader:
             raise self.fail("model.heads", f"d_model = {d} is not divisible by heads = {heads}",
                             "a number of heads that divides d_model")
         E = self.matrix(self.get(model, "E", "model."), "model.E", len(pieces), d)
-        P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
-        if len(P) < len(ids):
+        conventions = self.conventions()
+        if conventions.positions == "learned":
+            P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
+        else:
+            P = []
+            if conventions.positions == "sinusoidal" and d % 2:
+                raise self.fail("conventions.positions", f"sinusoids need an even d_model, not {d}",
+                                "an even d_model, or positions = \"learned\"")
+        if conventions.positions == "learned" and len(P) < len(ids):
             raise self.fail("model.P", f"has {len(P)} rows but the prompt has {len(ids)} tokens",
                             f"at least {len(ids)} rows")
         W_U = self.get(model, "W_U", "model.")
@@ -347,5 +386,5 @@ class _Reader:
             title=str(self.data.get("title", text)),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
             E=E, P=P, blocks=[self.block(b, i + 1, d) for i, b in enumerate(blocks)],
-            W_U=W_U, conventions=self.conventions(), final_vectors=final_vectors,
+            W_U=W_U, conventions=conventions, final_vectors=final_vectors,
         )

@@ -51,6 +51,7 @@ CONVENTIONS = {
     "no causal mask": {"mask": "none"},
     "the mask applied after the softmax": {"mask": "causal_after_softmax"},
     "log base 2 (bits) instead of the natural log": {"loss_log": "2"},
+    "sinusoid columns concatenated instead of interleaved": {"sinusoid_layout": "concatenated"},
 }
 STATUSES = ("correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")

@@ -319,6 +319,125 @@ class Relu(Op):
         return f"max(0, {texts[0]})"
 
 
+class Sin(_Unary):
+    """``out = sin(a)`` (sinusoidal positions, Vaswani et al. 2017, section 3.5)."""
+
+    def ball(self, x):
+        return x.sin()
+
+    def partials(self, args, out):
+        return [as_arb(args[0]).cos()]
+
+    def sympy(self, args):
+        return sympy.sin(args[0])
+
+    def hand(self, texts):
+        return f"sin({texts[0]})"
+
+
+class Cos(_Unary):
+    """``out = cos(a)`` (sinusoidal positions)."""
+
+    zero_value = fmpq(1)
+
+    def ball(self, x):
+        return x.cos()
+
+    def partials(self, args, out):
+        return [-as_arb(args[0]).sin()]
+
+    def sympy(self, args):
+        return sympy.cos(args[0])
+
+    def hand(self, texts):
+        return f"cos({texts[0]})"
+
+
+class Power(Op):
+    """``out = a^e`` for a rational a > 0 and a fixed rational exponent e (the sinusoid
+    frequencies w_i = base^(-2i/d)); exact when the result is rational (10000^(-1/2))."""
+
+    def __init__(self, exponent: Fraction):
+        self.exponent = to_fmpq(exponent)
+
+    def eval(self, args):
+        (a,) = args
+        e = self.exponent
+        if is_exact(a) and a > 0:
+            exact = _rational_root(a ** int(e.p), int(e.q)) if e.p >= 0 else \
+                _rational_root(1 / a ** int(-e.p), int(e.q))
+            if exact is not None:
+                return exact
+        return (as_arb(e) * as_arb(a).log()).exp()
+
+    def partials(self, args, out):
+        return [self.exponent * as_arb(out) / as_arb(args[0])]
+
+    def sympy(self, args):
+        return args[0] ** _rat(self.exponent)
+
+    def hand(self, texts):
+        return f"{texts[0]}^({self.exponent})"
+
+
+def _rational_root(q: fmpq, n: int) -> fmpq | None:
+    """The exact n-th root of a positive rational, or None when it is irrational."""
+    p_root, q_root = q.p.root(n), q.q.root(n)
+    if p_root ** n == q.p and q_root ** n == q.q:
+        return fmpq(p_root, q_root)
+    return None
+
+
+class Greedy(Op):
+    """Temperature 0: ``out = 1`` when parent ``index`` is the largest of the parents (the
+    argmax; a tie goes to the lowest id), else 0. Its derivative is 0 everywhere."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def eval(self, args):
+        return fmpq(1) if argmax(args) == self.index else fmpq(0)
+
+    def partials(self, args, out):
+        return [fmpq(0)] * len(args)
+
+    def sympy(self, args):
+        return sympy.Integer(1) if argmax_sympy(args) == self.index else sympy.Integer(0)
+
+    def hand(self, texts):
+        return f"[argmax({', '.join(texts)}) = {self.index}]"
+
+
+def argmax(values: list[Value]) -> int:
+    """The index of the largest value, the lowest index on an exact tie.
+
+    Raises:
+        NeedPrecision: when two balls overlap and cannot yet be ordered.
+    """
+    best = 0
+    for i, v in enumerate(values[1:], 1):
+        b = values[best]
+        if is_exact(v) and is_exact(b):
+            if v > b:
+                best = i
+            continue
+        diff = as_arb(v) - as_arb(b)
+        if diff > 0:
+            best = i
+        elif not diff < 0:
+            raise NeedPrecision
+    return best
+
+
+def argmax_sympy(args: list[sympy.Expr]) -> int:
+    """argmax over SymPy numbers (lowest index on a tie), for exact forms."""
+    best = 0
+    for i, a in enumerate(args[1:], 1):
+        if (a - args[best]).evalf(50) > 0:
+            best = i
+    return best
+
+
 ACTIVATION_OPS = {"gelu_tanh": GeluTanh(), "gelu_erf": GeluErf(), "relu": Relu()}
 
 

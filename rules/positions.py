@@ -1,20 +1,54 @@
 """Positions: ``x_t = E[id_t] + P_t`` (seed 000, step 3; seed 003, eq. 17.2).
 
-P is a table of learned weights, one row per position (positions count from 1).
+P is either a table of learned weights, one row per position (positions count from 1),
+or the sinusoids of Vaswani et al. 2017, section 3.5 (seeds 003 and 004):
+
+    PE[pos, 2i] = sin(pos w_i),  PE[pos, 2i+1] = cos(pos w_i),  w_i = 1 / base^(2i/d)
+
+interleaved as in the paper (or all sines then all cosines, ``concatenated``), with
+pos = first_position + t - 1 for the t-th token (0 for the first, as in seed 004). The
+sinusoids are exact (sin(1), cos(1/sqrt(10))) and are constants, not trained.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from derive.case import Case
-from derive.graph import Graph, Lin, Meta
+from derive.graph import Cos, Graph, Lin, Meta, Power, Sin
 from derive.steps import Step, Table, vec
 
-from .linear import Ids, weight
+from .linear import Ids, constant, weight
+
+
+def sinusoids(graph: Graph, case: Case, T: int) -> Ids:
+    """The T x d_model sinusoid rows PE[pos] (see the module docstring) as graph nodes."""
+    conv = case.conventions
+    d = case.d_model
+    base = constant(graph, conv.sinusoid_base, "base")
+    freqs = [graph.add(Power(Fraction(-2 * i, d)), (base,), Meta(None, f"w_{i}")) for i in range(d // 2)]
+    rows = []
+    for t in range(T):
+        pos = conv.first_position + t
+        row = [None] * d
+        for i, w in enumerate(freqs):
+            angle = graph.scratch(Lin([pos]), (w,), f"{pos} w_{i}")
+            sin_col, cos_col = (2 * i, 2 * i + 1) if conv.sinusoid_layout == "interleaved" else (i, d // 2 + i)
+            for col, op in ((sin_col, Sin()), (cos_col, Cos())):
+                row[col] = graph.add(op, (angle,), Meta("pe", f"PE[{pos},{col}]", position=t + 1, index=col + 1))
+        rows.append(row)
+    return rows
 
 
 def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
-    """Add P (positions x d_model) as leaves and X = E[ids] + P[1..T]; return (X, step)."""
-    P = weight(graph, "P", case.P)
+    """Add the position rows (learned P as leaves, or sinusoids) and X = E[ids] + P; return
+    (X, step). With ``positions = "none"``, X = E[ids]."""
+    kind = case.conventions.positions
+    if kind == "none":
+        return rows, Step("positions", "No positions", "This model adds no position vector: X = E[ids].",
+                          [Table(["token", "x_t = E[id]"], [[f"`{tok}`", vec(rows[t])] for t, tok in
+                                                            enumerate(case.tokens)], short_exact=True)])
+    P = weight(graph, "P", case.P) if kind == "learned" else sinusoids(graph, case, len(rows))
     X = [[graph.add(Lin([1, 1]), (e, P[t][c]),
                     Meta("x", f"x_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
           for c, e in enumerate(row)] for t, row in enumerate(rows)]
@@ -23,4 +57,8 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
                   title="X = E[ids] + P", short_exact=True)
     words = ("E does not say where the token is. Each position has a row of P, and the sum of "
              "the two rows is the row of X, the only thing the block receives.")
+    if kind == "sinusoidal":
+        words += (f" Here P is the sinusoids: PE[pos, 2i] = sin(pos w_i), PE[pos, 2i+1] = cos(pos w_i), "
+                  f"w_i = 1/{case.conventions.sinusoid_base}^(2i/d), pos from {case.conventions.first_position}"
+                  + (", sines first then cosines." if case.conventions.sinusoid_layout == "concatenated" else "."))
     return X, Step("positions", "The position table P and the matrix X", words, [table])

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from derive.case import Case
-from derive.graph import Div, Exp, Graph, Lin, Log, Meta
+from derive.graph import Div, Exp, Graph, Greedy, Lin, Log, Meta
 from derive.steps import Equation, Ref, Step, Table
 
 from .linear import Ids, affine, constant, weight
@@ -20,7 +20,10 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     path. Temperature divides the logits (a rational scaling)."""
     W_U = [list(col) for col in zip(*E)] if case.W_U is None else weight(graph, "W_U", case.W_U)
     last = len(f) - 1
-    inv_T = 1 / case.conventions.temperature
+    T_temp = case.conventions.temperature
+    if T_temp == 0:
+        return _greedy(graph, case, f, W_U)
+    inv_T = 1 / T_temp
     raw = affine(graph, [f[last]], W_U, None, lambda t, c: Meta(
         None if inv_T != 1 else "z", f"z_{case.pieces[c]}", position=last + 1, index=case.pieces[c]))[0]
     if inv_T != 1:
@@ -55,3 +58,18 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
                           equations=[Equation(f"p({piece})", Ref("before", p[case.target])),
                                      Equation(f"L = -ln p({piece})", Ref("before", out["L"]))]))
     return out, steps
+
+
+def _greedy(graph: Graph, case: Case, f: Ids, W_U: Ids) -> tuple[dict, list[Step]]:
+    """T = 0: the logits, and p = 1 for their argmax (lowest id on a tie), 0 elsewhere."""
+    last = len(f) - 1
+    z = affine(graph, [f[last]], W_U, None, lambda t, c: Meta(
+        "z", f"z_{case.pieces[c]}", position=last + 1, index=case.pieces[c]))[0]
+    p = [graph.add(Greedy(c), z, Meta("p", f"p({case.pieces[c]})", position=last + 1, index=case.pieces[c]))
+         for c in range(len(z))]
+    table = Table(["token", "z", "p"], [[f"`{case.pieces[c]}`", Ref("before", z[c]), Ref("before", p[c])]
+                                        for c in range(len(case.pieces))], title="Logits, greedy", sort_by=1)
+    words = ("T = 0 is greedy decoding: the next token is the argmax of the logits (on a tie, the lowest id), "
+             "with p = 1; every other token gets 0. There is no loss and no training step at T = 0.")
+    return {"z": z, "exp_z": [], "p": p, "sum": None, "L": None}, [Step("logits", "The next token (greedy)",
+                                                                         words, [table])]
