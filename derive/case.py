@@ -94,11 +94,18 @@ class Block:
 
     ``matrices`` holds W_Q, W_K, W_V, W_O (d_model x d_model), W_1 (d_model x d_mlp),
     W_2 (d_mlp x d_model); ``vectors`` holds the optional biases and LayerNorm gains and
-    biases that the case gives (absent means none: bias 0, gain 1).
+    biases that the case gives (absent means none: bias 0, gain 1). ``heads``, when given,
+    lists each head's own ``W_Q``, ``W_K``, ``W_V`` (d_model x d_h), optional ``b_Q``...
+    and ``name`` (W_O then has sum d_h rows); ``sublayers`` are the sublayers the block
+    runs (attention, mlp, or both); ``layernorm`` is false for a block whose sublayers
+    read the stream directly (attention exercises such as seed 004's hand-set head).
     """
 
     matrices: dict[str, Matrix]
     vectors: dict[str, Vector] = field(default_factory=dict)
+    heads: list[dict] | None = None
+    sublayers: tuple[str, ...] = ("attention", "mlp")
+    layernorm: bool = True
 
     @property
     def d_mlp(self) -> int:
@@ -120,6 +127,8 @@ class Case:
         E: V x d_model embedding table; P: positions x d_model position table.
         blocks: the blocks in order; W_U: d_model x V, or None when tied to E^T.
         final_vectors: optional ``lnf_gain``/``lnf_bias`` of the final LayerNorm.
+        X: T x d_model input vectors given directly (``[input]``; no tokenizer or E), with
+            ``labels`` naming the rows; None for a case that starts from a prompt.
     """
 
     name: str
@@ -136,6 +145,8 @@ class Case:
     W_U: Matrix | None
     conventions: Conventions
     final_vectors: dict[str, Vector] = field(default_factory=dict)
+    X: Matrix | None = None
+    labels: list[str] | None = None
 
     @property
     def d_k(self) -> int:
@@ -144,8 +155,15 @@ class Case:
 
     @property
     def tokens(self) -> list[str]:
-        """The prompt's pieces, in order."""
+        """The names of the rows: the prompt's pieces in order, or the given X's labels."""
+        if self.X is not None:
+            return self.labels
         return [self.pieces[i] for i in self.ids]
+
+    @property
+    def has_unembedding(self) -> bool:
+        """Whether the case ends in logits over a vocabulary (E and W_U, or tied)."""
+        return bool(self.pieces) and (self.W_U is not None or bool(self.E))
 
 
 def bundled_cases() -> dict[str, Path]:
@@ -273,7 +291,7 @@ class _Reader:
                                                 base.layernorm_eps_placement),
             score_scale=self.choice(table, "score_scale", SCORE_SCALES, base.score_scale),
             loss_log=self.choice(table, "loss_log", LOSS_LOGS, base.loss_log),
-            positions=self.choice(table, "positions", POSITIONS, base.positions),
+            positions=self.choice(table, "positions", POSITIONS, "none" if "input" in self.data else "learned"),
             sinusoid_layout=self.choice(table, "sinusoid_layout", SINUSOID_LAYOUTS, base.sinusoid_layout),
             sinusoid_base=self.positive(table, "sinusoid_base", base.sinusoid_base),
             first_position=self.count(table, "first_position", base.first_position),
@@ -333,37 +351,102 @@ class _Reader:
 
     def block(self, table: dict, index: int, d: int) -> Block:
         where = f"blocks[{index}]."
-        if "W_1" not in table:
-            raise self.fail(f"{where}W_1", "missing field")
-        d_mlp = len(table["W_1"][0]) if isinstance(table["W_1"], list) and table["W_1"] \
-            and isinstance(table["W_1"][0], list) else None
-        shapes = {"W_Q": (d, d), "W_K": (d, d), "W_V": (d, d), "W_O": (d, d),
-                  "W_1": (d, d_mlp), "W_2": (d_mlp, d)}
-        matrices = {name: self.matrix(self.get(table, name, where), where + name, *shape)
-                    for name, shape in shapes.items()}
+        if not isinstance(table, dict):
+            raise self.fail(f"blocks[{index}]", f"{table!r}", "a [[blocks]] table")
+        sublayers = table.get("sublayers", ["attention", "mlp"])
+        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= {"attention", "mlp"}:
+            raise self.fail(where + "sublayers", f"{sublayers!r}", 'a list of "attention" and/or "mlp"')
+        layernorm = table.get("layernorm", True)
+        if not isinstance(layernorm, bool):
+            raise self.fail(where + "layernorm", f"{layernorm!r}", "true or false")
+        matrices: dict[str, Matrix] = {}
+        heads = None
+        known = {"sublayers", "layernorm"}
+        if "attention" in sublayers:
+            if "heads" in table:
+                heads = self.heads(table["heads"], where + "heads", d)
+                width = sum(len(h["W_V"][0]) for h in heads)
+                matrices["W_O"] = self.matrix(self.get(table, "W_O", where), where + "W_O", width, d)
+                known |= {"heads", "W_O", "b_O"}
+            else:
+                for name in ("W_Q", "W_K", "W_V", "W_O"):
+                    matrices[name] = self.matrix(self.get(table, name, where), where + name, d, d)
+                known |= {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "ln1_gain", "ln1_bias"}
+        d_mlp = None
+        if "mlp" in sublayers:
+            W_1 = self.get(table, "W_1", where)
+            d_mlp = len(W_1[0]) if isinstance(W_1, list) and W_1 and isinstance(W_1[0], list) else None
+            matrices["W_1"] = self.matrix(W_1, where + "W_1", d, d_mlp)
+            matrices["W_2"] = self.matrix(self.get(table, "W_2", where), where + "W_2", d_mlp, d)
+            known |= {"W_1", "W_2", "b_1", "b_2", "ln2_gain", "ln2_bias"}
+        known |= {"ln1_gain", "ln1_bias"} if "attention" in sublayers else set()
         lengths = {"b_1": d_mlp}
         vectors = {name: self.vector(table[name], where + name, lengths.get(name, d))
-                   for name in BLOCK_VECTORS if name in table}
-        unknown = sorted(set(table) - set(shapes) - set(BLOCK_VECTORS))
+                   for name in BLOCK_VECTORS if name in table and name in known}
+        unknown = sorted(set(table) - known)
         if unknown:
-            raise self.fail(where + unknown[0], "unknown field",
-                            "one of " + ", ".join(BLOCK_MATRICES + BLOCK_VECTORS))
-        return Block(matrices, vectors)
+            raise self.fail(where + unknown[0], "unknown field (or one this block's sublayers do not use)",
+                            "one of " + ", ".join(sorted(known)))
+        return Block(matrices, vectors, heads, tuple(sublayers), layernorm)
+
+    def heads(self, value, where: str, d: int) -> list[dict]:
+        """Heads given one by one: W_Q, W_K (d x d_k), W_V (d x d_v), optional biases, name."""
+        if not isinstance(value, list) or not value:
+            raise self.fail(where, f"{value!r}", "one or more [[blocks.heads]] tables")
+        out = []
+        for k, table in enumerate(value, 1):
+            at = f"{where}[{k}]."
+            if not isinstance(table, dict):
+                raise self.fail(f"{where}[{k}]", f"{table!r}", "a table with W_Q, W_K, W_V")
+            head = {"name": str(table["name"])} if "name" in table else {}
+            W_Q = self.get(table, "W_Q", at)
+            d_k = len(W_Q[0]) if isinstance(W_Q, list) and W_Q and isinstance(W_Q[0], list) else None
+            head["W_Q"] = self.matrix(W_Q, at + "W_Q", d, d_k)
+            head["W_K"] = self.matrix(self.get(table, "W_K", at), at + "W_K", d, d_k)
+            W_V = self.get(table, "W_V", at)
+            d_v = len(W_V[0]) if isinstance(W_V, list) and W_V and isinstance(W_V[0], list) else None
+            head["W_V"] = self.matrix(W_V, at + "W_V", d, d_v)
+            for name, width in (("b_Q", d_k), ("b_K", d_k), ("b_V", d_v)):
+                if name in table:
+                    head[name] = self.vector(table[name], at + name, width)
+            unknown = sorted(set(table) - {"name", "W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"})
+            if unknown:
+                raise self.fail(at + unknown[0], "unknown field", "W_Q, W_K, W_V, b_Q, b_K, b_V or name")
+            out.append(head)
+        return out
+
+    def given_input(self, d: int) -> tuple[Matrix, list[str]]:
+        """``[input]``: X (T x d_model) and optional row labels."""
+        table = self.data["input"]
+        X = self.matrix(self.get(table, "X", "input."), "input.X", None, d)
+        labels = table.get("labels", [str(t + 1) for t in range(len(X))])
+        if not isinstance(labels, list) or len(labels) != len(X) or not all(isinstance(x, str) for x in labels):
+            raise self.fail("input.labels", f"{labels!r}", f"{len(X)} strings, one per row of X")
+        return X, labels
 
     def case(self) -> Case:
-        pieces = self.pieces()
-        ids, target, text = self.prompt(pieces)
+        given = "input" in self.data
+        pieces = self.pieces() if not given or "vocab" in self.data else []
+        ids, target, text = self.prompt(pieces) if not given else ([], None, "")
         model = self.get(self.data, "model", "")
         d = self.get(model, "d_model", "model.")
-        heads = self.get(model, "heads", "model.")
-        for name, value in (("d_model", d), ("heads", heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise self.fail(f"model.{name}", f"{value!r}", "a positive integer")
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            raise self.fail("model.d_model", f"{d!r}", "a positive integer")
+        blocks = self.get(self.data, "blocks", "")
+        if not isinstance(blocks, list) or not blocks:
+            raise self.fail("blocks", "has no block", "one or more [[blocks]] tables")
+        blocks = [self.block(b, i + 1, d) for i, b in enumerate(blocks)]
+        split = any(b.heads is None and "attention" in b.sublayers for b in blocks)
+        heads = self.get(model, "heads", "model.") if split else model.get("heads", 1)
+        if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
+            raise self.fail("model.heads", f"{heads!r}", "a positive integer")
         if d % heads:
             raise self.fail("model.heads", f"d_model = {d} is not divisible by heads = {heads}",
                             "a number of heads that divides d_model")
-        E = self.matrix(self.get(model, "E", "model."), "model.E", len(pieces), d)
+        E = self.matrix(self.get(model, "E", "model."), "model.E", len(pieces), d) if pieces else []
         conventions = self.conventions()
+        X, labels = self.given_input(d) if given else (None, None)
+        rows = len(X) if given else len(ids)
         if conventions.positions == "learned":
             P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
         else:
@@ -371,20 +454,17 @@ class _Reader:
             if conventions.positions == "sinusoidal" and d % 2:
                 raise self.fail("conventions.positions", f"sinusoids need an even d_model, not {d}",
                                 "an even d_model, or positions = \"learned\"")
-        if conventions.positions == "learned" and len(P) < len(ids):
-            raise self.fail("model.P", f"has {len(P)} rows but the prompt has {len(ids)} tokens",
-                            f"at least {len(ids)} rows")
-        W_U = self.get(model, "W_U", "model.")
+        if conventions.positions == "learned" and len(P) < rows:
+            raise self.fail("model.P", f"has {len(P)} rows but the prompt has {rows} tokens",
+                            f"at least {rows} rows")
+        W_U = self.get(model, "W_U", "model.") if pieces else "tied"
         W_U = None if W_U == "tied" else self.matrix(W_U, "model.W_U", d, len(pieces))
         final_vectors = {name: self.vector(model[name], f"model.{name}", d)
                          for name in ("lnf_gain", "lnf_bias") if name in model}
-        blocks = self.get(self.data, "blocks", "")
-        if not isinstance(blocks, list) or not blocks:
-            raise self.fail("blocks", "has no block", "one or more [[blocks]] tables")
         return Case(
             name=str(self.data.get("name", Path(self.path).stem)),
             title=str(self.data.get("title", text)),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
-            E=E, P=P, blocks=[self.block(b, i + 1, d) for i, b in enumerate(blocks)],
-            W_U=W_U, conventions=conventions, final_vectors=final_vectors,
+            E=E, P=P, blocks=blocks,
+            W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
         )

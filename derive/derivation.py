@@ -202,49 +202,40 @@ class Derivation:
 
 def derive(case: Case) -> Derivation:
     """Build the derivation graph and the steps of ``case`` (see the module docstring)."""
-    from .rules.attention import attention
+    from .rules.block import transformer_block
     from .rules.embedding import embedding
+    from .rules.inputs import given_input
     from .rules.layernorm import layer_norm
-    from .rules.mlp import mlp
     from .rules.positions import positions
-    from .rules.residual import residual
     from .rules.tokenize import tokens_step
     from .rules.training import training_steps
-    from .rules.unembedding import unembedding
+    from .rules.unembedding import output_step, unembedding
 
     graph = Graph()
-    conv = case.conventions
-    tokens = case.tokens
-    E, rows, embed_step = embedding(graph, case)
+    E = []
+    if case.X is not None:
+        rows, first = given_input(graph, case)
+        steps = [first]
+    else:
+        E, rows, embed_step = embedding(graph, case)
+        steps = [tokens_step(case), embed_step]
     stream, pos_step = positions(graph, case, rows)
-    steps = [tokens_step(case), embed_step, pos_step]
+    if case.X is None or case.conventions.positions != "none":
+        steps.append(pos_step)
     for b, block in enumerate(case.blocks, 1):
-        v = block.vectors
-        u, ln1 = layer_norm(graph, stream, conv, "ln1", b, "u", v.get("ln1_gain"), v.get("ln1_bias"), tokens)
-        attn, attn_steps = attention(graph, case, b, block, u)
-        h = residual(graph, stream, attn, "h", b)
-        u2, ln2 = layer_norm(graph, h, conv, "ln2", b, "u2", v.get("ln2_gain"), v.get("ln2_bias"), tokens)
-        m, mlp_step = mlp(graph, case, b, block, u2)
-        stream = residual(graph, h, m, "y", b)
-        steps += [ln1, *attn_steps, ln2, mlp_step, _residual_step(case, b, stream, h)]
-    if case.conventions.final_layernorm:
-        f, final = layer_norm(graph, stream, conv, "final", None, "f", case.final_vectors.get("lnf_gain"),
-                              case.final_vectors.get("lnf_bias"), tokens)
+        stream, block_steps = transformer_block(graph, case, b, block, stream)
+        steps += block_steps
+    if case.conventions.final_layernorm and (case.has_unembedding or case.X is None):
+        f, final = layer_norm(graph, stream, case.conventions, "final", None, "f",
+                              case.final_vectors.get("lnf_gain"), case.final_vectors.get("lnf_bias"), case.tokens)
         steps.append(final)
     else:
         f = stream
+    if not case.has_unembedding:
+        steps.append(output_step(case, f))
+        return Derivation(case, graph, steps, None, {"z": [], "exp_z": [], "p": [], "L": None})
     outputs, head_steps = unembedding(graph, case, f, E)
     steps += head_steps
     if outputs["L"] is not None:
         steps += training_steps(graph, case, E, outputs)
     return Derivation(case, graph, steps, outputs["L"], outputs)
-
-
-def _residual_step(case: Case, block: int, y, h) -> Step:
-    from .steps import Table, vec
-
-    table = Table(["token", "h = x + attn", "y = h + m"],
-                  [[f"`{tok}`", vec(h[t]), vec(y[t])] for t, tok in enumerate(case.tokens)],
-                  title="Residual stream" + (f" (block {block})" if len(case.blocks) > 1 else ""))
-    return Step("residual", "The residual sums",
-                "The attention output is added to the block's input (h), and the MLP output to h (y).", [table])

@@ -4,6 +4,10 @@
     s_{i,j} = q_i . k_j / sqrt(d_k)          (head h reads columns (h-1) d_k + 1 .. h d_k)
     a_{i,j} = e^{s_{i,j}} / sum_{j' <= i} e^{s_{i,j'}}   (causal mask: j > i gets -inf, a = 0)
     o_i^{(h)} = sum_j a_{i,j} v_j,   attn_i = [o_i^{(1)} | ... | o_i^{(h)}] W_O + b_O
+
+With ``mask = "none"`` every j is visible; with ``causal_after_softmax`` the softmax runs
+over every j and the weights j > i are then set to 0 (a reader's slip, for the checker).
+A row is never fully masked: under the causal mask row i always sees j = i.
 """
 
 from __future__ import annotations
@@ -18,46 +22,50 @@ from .linear import Ids, affine, bias, constant, weight
 def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> tuple[Ids, list[Step]]:
     """Add one block's attention sublayer on the normalised rows ``u`` (T x d_model).
 
-    Returns the joined, projected output (T x d_model) and the steps qkv, attention, mix.
+    The heads either slice W_Q, W_K, W_V (d_model x d_model) into column groups of width
+    d_k (the usual layout), or are given one by one with their own W_Q, W_K, W_V
+    (d_model x d_h, e.g. the seed 004's hand-set head with d_k = 1); W_O then has
+    sum d_h rows. Returns the joined, projected output (T x d_model) and the steps qkv,
+    attention, mix.
     """
-    M, Vb = block.matrices, block.vectors
-    proj = {}
-    for name in ("Q", "K", "V"):
-        W = weight(graph, f"W_{name}", M[f"W_{name}"], block_no)
-        b = bias(graph, f"b_{name}", Vb.get(f"b_{name}"), block_no)
-        symbol = name.lower()
-        proj[name] = affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
-            s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
-    Q, K, V = proj["Q"], proj["K"], proj["V"]
-    scale = case.d_model if case.conventions.score_scale == "d_model" else case.d_k
-    sqrt_dk = graph.scratch(Sqrt(), (constant(graph, scale, case.conventions.score_scale),), "sqrt(d_k)")
-    heads = [_head(graph, case, block_no, h, Q, K, V, sqrt_dk) for h in range(1, case.heads + 1)]
+    Vb = block.vectors
+    projections = _split_heads(graph, case, block_no, block, u) if block.heads is None else \
+        _given_heads(graph, case, block_no, block, u)
+    heads = []
+    for h, (q, k, v, d_h) in enumerate(projections, 1):
+        scale = case.d_model if case.conventions.score_scale == "d_model" else d_h
+        root = graph.scratch(Sqrt(), (constant(graph, scale, case.conventions.score_scale),), f"sqrt({scale})")
+        heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
     joined = [[o for head in heads for o in head["o"][t]] for t in range(len(u))]
-    W_O = weight(graph, "W_O", M["W_O"], block_no)
+    W_O = weight(graph, "W_O", block.matrices["W_O"], block_no)
     b_O = bias(graph, "b_O", Vb.get("b_O"), block_no)
     out = affine(graph, joined, W_O, b_O, lambda t, c: Meta(
         "attn", f"attn_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
     tokens = case.tokens
+    names = [head_name(block, h) for h in range(1, len(heads) + 1)]
     qkv = Step("qkv", "Query, Key, Value",
                "Three weight matrices multiply u: Q = u W_Q, K = u W_K, V = u W_V. "
-               + ", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
-                           for h in range(1, case.heads + 1)) + ".",
-               [Table(["token", "Q", "K", "V"],
-                      [[f"`{tok}`", vec(Q[t]), vec(K[t]), vec(V[t])] for t, tok in enumerate(tokens)],
-                      title=_titled("Q, K, V", block_no, case))])
+               + (", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
+                            for h in range(1, len(heads) + 1)) if block.heads is None
+                  else "each head has its own W_Q, W_K, W_V") + ".",
+               [Table(["token"] + [f"{m}{'' if len(heads) == 1 else ' ' + n}" for n in names for m in "QKV"],
+                      [[f"`{tok}`"] + [vec(head[m][t]) for head in heads for m in ("q", "k", "v")]
+                       for t, tok in enumerate(tokens)], title=_titled("Q, K, V", block_no, case))])
     attn_tables, queries = [], []
     last = len(u) - 1
     for h, head in enumerate(heads, 1):
-        attn_tables += [_last_row_table(case, block_no, h, head), _weights_table(case, block_no, h, head)]
+        attn_tables += [_last_row_table(case, block_no, names[h - 1], head),
+                        _weights_table(case, block_no, names[h - 1], head)]
         queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
+    scales = sorted({head["scale"] for head in heads})
     attn_step = Step("attention", "The attention of each head",
-                     f"s_{{i,j}} = q_i . k_j / sqrt({scale}), then a_{{i,j}} = e^s / sum e^s"
+                     f"s_{{i,j}} = q_i . k_j / sqrt({' or '.join(map(str, scales))}), then a_{{i,j}} = e^s / sum e^s"
                      + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
                         "none": " over every j (no mask).",
                         "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
                                                 "(the mask applied after the softmax)."}[case.conventions.mask],
                      attn_tables, queries)
-    mix_cols = ["token"] + [f"o^({h})" for h in range(1, case.heads + 1)] + ["attn = [o^(1) | ...] W_O"]
+    mix_cols = ["token"] + [f"o^({h})" for h in range(1, len(heads) + 1)] + ["attn = [o^(1) | ...] W_O"]
     mix = Step("mix", "Mix the values and join the heads",
                "Each head averages the values with its weights; the results are placed side by side "
                "and multiplied by W_O.",
@@ -66,37 +74,70 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     return out, [qkv, attn_step, mix]
 
 
-def _head(graph: Graph, case: Case, block_no: int, h: int, Q: Ids, K: Ids, V: Ids, sqrt_dk: int) -> dict:
-    """Scores, weights and mixed values of head h (1-based) for every row."""
-    cols = range((h - 1) * case.d_k, h * case.d_k)
+def head_name(block: Block, h: int) -> str:
+    """``head 2``, or the name a case gives a head (``head 3 (hand set)``)."""
+    name = block.heads[h - 1].get("name") if block.heads else None
+    return f"head {h}" + (f" ({name})" if name else "")
+
+
+def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> list[tuple]:
+    """Q, K, V = u W + b with full d_model x d_model matrices, cut into heads of d_k columns."""
+    proj = {}
+    for name in ("Q", "K", "V"):
+        W = weight(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
+        b = bias(graph, f"b_{name}", block.vectors.get(f"b_{name}"), block_no)
+        symbol = name.lower()
+        proj[name] = affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
+            s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
+    cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
+    return [tuple([[row[c] for c in cs] for row in proj[n]] for n in "QKV") + (case.d_k,) for cs in cols]
+
+
+def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> list[tuple]:
+    """Q, K, V of each head from its own W_Q, W_K, W_V (d_model x d_h) and biases."""
+    out = []
+    for h, given in enumerate(block.heads, 1):
+        proj = []
+        for name in ("Q", "K", "V"):
+            W = weight(graph, f"W_{name}", given[f"W_{name}"], block_no)
+            b = bias(graph, f"b_{name}", given.get(f"b_{name}"), block_no)
+            for leaf in [x for row in W for x in row] + (b or []):
+                graph.nodes[leaf].meta.head = h
+            symbol = name.lower()
+            proj.append(affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
+                s, f"{s}_{t + 1}^({h})[{c + 1}]", block=block_no, head=h, position=t + 1, index=c + 1)))
+        out.append((*proj, len(given["W_Q"][0])))
+    return out
+
+
+def _head(graph: Graph, case: Case, block_no: int, h: int, q: Ids, k: Ids, v: Ids, root: int) -> dict:
+    """Scores, weights and mixed values of head h (1-based) for every row, from the head's
+    own rows q, k, v (T x d_h) and the node ``root`` = sqrt(d_k)."""
     mask = case.conventions.mask
-    T = len(Q)
-    head = {"qk": [], "s": [], "exp_s": [], "a": [], "sum": [], "o": []}
+    T = len(q)
+    head = {"qk": [], "s": [], "exp_s": [], "a": [], "sum": [], "o": [], "q": q, "k": k, "v": v}
     for i in range(T):
         visible = range(i + 1) if mask == "causal" else range(T)  # the softmax runs over these
         kept = range(T) if mask == "none" else range(i + 1)  # ... and these keep their weight
         tag = lambda j, i=i: dict(block=block_no, head=h, position=i + 1, index=j + 1)
-        qk = {j: graph.add(Dot(), [Q[i][c] for c in cols] + [K[j][c] for c in cols],
-                           Meta("qk", f"q_{i + 1}.k_{j + 1}", **tag(j))) for j in visible}
-        s = {j: graph.add(Div(), (qk[j], sqrt_dk), Meta("s", f"s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
+        qk = {j: graph.add(Dot(), q[i] + k[j], Meta("qk", f"q_{i + 1}.k_{j + 1}", **tag(j))) for j in visible}
+        s = {j: graph.add(Div(), (qk[j], root), Meta("s", f"s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
         e = {j: graph.add(Exp(), (s[j],), Meta("exp_s", f"e^s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
         total = graph.add(Lin([1] * len(e)), list(e.values()),
                           Meta("sum_exp_s", f"sum_j e^s_{{{i + 1},j}}", block=block_no, head=h, position=i + 1))
         a = [graph.add(Div(), (e[j], total), Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) if j in kept
              else graph.leaf(0, Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) for j in range(T)]
-        o = [graph.add(Dot(), [a[j] for j in kept] + [V[j][c] for j in kept],
-                       Meta("o", f"o_{i + 1}^({h})[{c - cols[0] + 1}]", block=block_no, head=h,
-                            position=i + 1, index=c - cols[0] + 1)) for c in cols]
+        o = [graph.add(Dot(), [a[j] for j in kept] + [v[j][c] for j in kept],
+                       Meta("o", f"o_{i + 1}^({h})[{c + 1}]", block=block_no, head=h, position=i + 1, index=c + 1))
+             for c in range(len(v[0]))]
         for key, value in (("qk", qk), ("s", s), ("exp_s", e), ("a", a), ("sum", total), ("o", o)):
             head[key].append(value)
-    head["q"] = [[Q[i][c] for c in cols] for i in range(T)]
-    head["k"] = [[K[j][c] for c in cols] for j in range(T)]
     return head
 
 
-def _last_row_table(case: Case, block_no: int, h: int, head: dict) -> Table:
+def _last_row_table(case: Case, block_no: int, name: str, head: dict) -> Table:
     """The seed's per-head table for the last row: j, k_j, q.k, s, e^s, a."""
-    i = len(case.ids) - 1
+    i = len(head["q"]) - 1
     rows = []
     for j, tok in enumerate(case.tokens):
         if j in head["s"][i]:
@@ -107,14 +148,14 @@ def _last_row_table(case: Case, block_no: int, h: int, head: dict) -> Table:
             rows.append([f"`{tok}`", vec(head["k"][j]), "masked", "-inf", "0", Ref("before", head["a"][i][j])])
     T = i + 1
     return Table(["j", "k_j", f"q_{T} . k_j", f"s_{T},j", "e^s", f"a_{T},j"], rows,
-                 title=_titled(f"Head {h}, row {T}", block_no, case))
+                 title=_titled(f"{name.capitalize()}, row {T}", block_no, case))
 
 
-def _weights_table(case: Case, block_no: int, h: int, head: dict) -> Table:
-    """All attention weights a_{i,j} of head h: rows i (queries), columns j (keys)."""
+def _weights_table(case: Case, block_no: int, name: str, head: dict) -> Table:
+    """All attention weights a_{i,j} of one head: rows i (queries), columns j (keys)."""
     rows = [[f"`{tok}`"] + [Ref("before", a) for a in head["a"][i]] for i, tok in enumerate(case.tokens)]
     return Table(["i \\ j"] + [f"`{tok}`" for tok in case.tokens], rows,
-                 title=_titled(f"Head {h}, weights a_i,j", block_no, case))
+                 title=_titled(f"{name.capitalize()}, weights a_i,j", block_no, case))
 
 
 def _titled(title: str, block_no: int, case: Case) -> str:

@@ -52,7 +52,9 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
     X = [[graph.add(Lin([1, 1]), (e, P[t][c]),
                     Meta("x", f"x_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
           for c, e in enumerate(row)] for t, row in enumerate(rows)]
-    table = Table(["token", "E[id]", "P_t", "x_t = E[id] + P_t"],
+    columns = ["token", "E[id]", "P_t", "x_t = E[id] + P_t"] if case.X is None else \
+        ["row", "x_t", "PE_t", "x'_t = x_t + PE_t"]
+    table = Table(columns,
                   [[f"`{tok}`", vec(rows[t]), vec(P[t]), vec(X[t])] for t, tok in enumerate(case.tokens)],
                   title="X = E[ids] + P", short_exact=True)
     words = ("E does not say where the token is. Each position has a row of P, and the sum of "

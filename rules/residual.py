@@ -16,3 +16,20 @@ def residual(graph: Graph, stream: Ids, update: Ids, symbol: str, block: int) ->
     return [[graph.add(Lin([1, 1]), (a, b), Meta(symbol, f"{symbol}_{t + 1}[{c + 1}]", block=block,
                                                    position=t + 1, index=c + 1))
              for c, (a, b) in enumerate(zip(ra, rb))] for t, (ra, rb) in enumerate(zip(stream, update))]
+
+
+def residual_step(case, block_no: int, block, h: Ids | None, y: Ids | None):
+    """The step that shows the residual sums of one block: h = x + attn and/or y = h + m."""
+    from derive.steps import Step, Table, vec
+
+    columns, parts = ["token"], []
+    if h is not None:
+        columns.append("h = x + attn")
+        parts.append(h)
+    if y is not None:
+        columns.append("y = h + m" if h is not None else "y = x + m")
+        parts.append(y)
+    table = Table(columns, [[f"`{tok}`"] + [vec(p[t]) for p in parts] for t, tok in enumerate(case.tokens)],
+                  title="Residual stream" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
+    return Step("residual", "The residual sums",
+                "Each sublayer's output is added back to the stream it read.", [table])

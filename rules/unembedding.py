@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from derive.case import Case
 from derive.graph import Div, Exp, Graph, Greedy, Lin, Log, Meta
-from derive.steps import Equation, Ref, Step, Table
+from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, affine, constant, weight
 
@@ -73,3 +73,10 @@ def _greedy(graph: Graph, case: Case, f: Ids, W_U: Ids) -> tuple[dict, list[Step
              "with p = 1; every other token gets 0. There is no loss and no training step at T = 0.")
     return {"z": z, "exp_z": [], "p": p, "sum": None, "L": None}, [Step("logits", "The next token (greedy)",
                                                                          words, [table])]
+
+
+def output_step(case: Case, f: Ids) -> Step:
+    """The last step of a case without a vocabulary: the output rows."""
+    table = Table(["row", "output"], [[f"`{tok}`", vec(f[t])] for t, tok in enumerate(case.tokens)],
+                  title="Output")
+    return Step("output", "The output", "The stream after the last block.", [table])

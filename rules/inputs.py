@@ -1,0 +1,19 @@
+"""Given input vectors: a case that starts from X (T x d_model) instead of a prompt, as
+attention exercises are written (no tokenizer, no embedding table)."""
+
+from __future__ import annotations
+
+from derive.case import Case
+from derive.graph import Graph, Meta
+from derive.steps import Step, Table, vec
+
+from .linear import Ids
+
+
+def given_input(graph: Graph, case: Case) -> tuple[Ids, Step]:
+    """X as constant leaves named x_t[c]; returns X and the step that shows it."""
+    X = [[graph.leaf(value, Meta("x", f"x_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
+          for c, value in enumerate(row)] for t, row in enumerate(case.X)]
+    table = Table(["row", "x_t"], [[f"`{label}`", vec(X[t])] for t, label in enumerate(case.tokens)],
+                  title="X (given)", short_exact=True)
+    return X, Step("input", "The input vectors", "The exercise starts from these vectors.", [table])
