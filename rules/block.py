@@ -20,29 +20,25 @@ from .mlp import mlp
 from .residual import residual, residual_step
 
 
+SUBLAYERS = (("attention", "ln1", "u", "h", attention), ("mlp", "ln2", "u2", "y", mlp))
+
+
 def transformer_block(graph: Graph, case: Case, b: int, block: Block, x: Ids) -> tuple[Ids, list[Step]]:
     """Add block ``b`` (1-based) on the stream ``x`` (T x d_model); return its output and
     its steps (LayerNorm, Q/K/V, attention, mix, LayerNorm, MLP, residual sums)."""
-    conv, v, tokens = case.conventions, block.vectors, case.tokens
     steps: list[Step] = []
-    h = x
-    if "attention" in block.sublayers:
-        u = x
+    sums: dict[str, Ids] = {}
+    stream = x
+    for name, norm, normed, summed, sublayer in SUBLAYERS:
+        if name not in block.sublayers:
+            continue
+        reads = stream
         if block.layernorm:
-            u, ln1 = layer_norm(graph, x, conv, "ln1", b, "u", v.get("ln1_gain"), v.get("ln1_bias"), tokens)
-            steps.append(ln1)
-        attn, attn_steps = attention(graph, case, b, block, u)
-        steps += attn_steps
-        h = residual(graph, x, attn, "h", b)
-    y = h
-    if "mlp" in block.sublayers:
-        u2 = h
-        if block.layernorm:
-            u2, ln2 = layer_norm(graph, h, conv, "ln2", b, "u2", v.get("ln2_gain"), v.get("ln2_bias"), tokens)
-            steps.append(ln2)
-        m, mlp_step = mlp(graph, case, b, block, u2)
-        steps.append(mlp_step)
-        y = residual(graph, h, m, "y", b)
-    steps.append(residual_step(case, b, block, h if "attention" in block.sublayers else None,
-                               y if "mlp" in block.sublayers else None))
-    return y, steps
+            reads, ln = layer_norm(graph, stream, case.conventions, norm, b, normed,
+                                   block.vectors.get(f"{norm}_gain"), block.vectors.get(f"{norm}_bias"), case.tokens)
+            steps.append(ln)
+        out, sublayer_steps = sublayer(graph, case, b, block, reads)
+        steps += sublayer_steps
+        stream = sums[summed] = residual(graph, stream, out, summed, b)
+    steps.append(residual_step(case, b, block, sums.get("h"), sums.get("y")))
+    return stream, steps

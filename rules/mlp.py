@@ -17,9 +17,9 @@ from .linear import Ids, affine, bias, weight
 ACTIVATION_NAMES = {"gelu_tanh": "GELU (tanh form)", "gelu_erf": "GELU (erf form)", "relu": "ReLU"}
 
 
-def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple[Ids, Step]:
+def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple[Ids, list[Step]]:
     """Add one block's MLP on the normalised rows ``u2`` (T x d_model); return m (T x d_model)
-    and the step."""
+    and its step (a list of one, like :func:`~derive.rules.attention.attention`)."""
     M, Vb = block.matrices, block.vectors
     W_1 = weight(graph, "W_1", M["W_1"], block_no)
     b_1 = bias(graph, "b_1", Vb.get("b_1"), block_no)
@@ -38,4 +38,4 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
     words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
              f"and brings it back to {case.d_model} with W_2.")
-    return m, Step("mlp", "MLP", words, [table])
+    return m, [Step("mlp", "MLP", words, [table])]
