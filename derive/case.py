@@ -129,6 +129,9 @@ class Case:
         final_vectors: optional ``lnf_gain``/``lnf_bias`` of the final LayerNorm.
         X: T x d_model input vectors given directly (``[input]``; no tokenizer or E), with
             ``labels`` naming the rows; None for a case that starts from a prompt.
+        context_length: the number of positions the model has (``model.context_length``),
+            or None when the case does not say; a learned P may give fewer rows (only those
+            the prompt uses), but never more. ``derive params`` counts P with it.
     """
 
     name: str
@@ -147,6 +150,7 @@ class Case:
     final_vectors: dict[str, Vector] = field(default_factory=dict)
     X: Matrix | None = None
     labels: list[str] | None = None
+    context_length: int | None = None
 
     @property
     def d_k(self) -> int:
@@ -457,6 +461,7 @@ class _Reader:
         if conventions.positions == "learned" and len(P) < rows:
             raise self.fail("model.P", f"has {len(P)} rows but the prompt has {rows} tokens",
                             f"at least {rows} rows")
+        context_length = self.context_length(model, rows, len(P) if conventions.positions == "learned" else None)
         W_U = self.get(model, "W_U", "model.") if pieces else "tied"
         W_U = None if W_U == "tied" else self.matrix(W_U, "model.W_U", d, len(pieces))
         final_vectors = {name: self.vector(model[name], f"model.{name}", d)
@@ -467,4 +472,19 @@ class _Reader:
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
             E=E, P=P, blocks=blocks,
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
+            context_length=context_length,
         )
+
+    def context_length(self, model: dict, rows: int, p_rows: int | None) -> int | None:
+        """``model.context_length``: an integer at least the prompt's length and at least
+        the rows of a learned P; None when absent."""
+        if "context_length" not in model:
+            return None
+        value = model["context_length"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < max(rows, 1):
+            raise self.fail("model.context_length", f"{value!r}",
+                            f"an integer >= {max(rows, 1)} (the prompt's length)")
+        if p_rows is not None and p_rows > value:
+            raise self.fail("model.P", f"has {p_rows} rows but model.context_length = {value}",
+                            f"at most {value} rows")
+        return value
