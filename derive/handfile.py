@@ -8,7 +8,8 @@ A hand-computation file mixes, one per line:
 - a Markdown table copied from a chapter: the first column names the row (a token such as
   `` `␣cat` `` or a position), each other header names the quantity (``z``, ``e^z``, ``p``,
   ``s_{5,j}``, ``a_{5,j}``, ``q_5 · k_j``, ``u_1``, ``mu``, ``sigma``, ``Q``, ``x_t``);
-- LaTeX ``aligned`` lines, as in the seed 000's step 8 (``h_5 &= x_5 + a_5 = [...] \\``);
+- LaTeX ``aligned`` lines, as in the seed 000's step 8 (``h_5 &= x_5 + a_5 = [...] \\``),
+  and display lines such as its step 4 (``\\[\\mu = 0.000,\\quad \\sigma = 0.866,\\quad u_5 = ...\\]``);
 - context lines that choose the head or block of what follows: ``Head 1``, ``# head 2``,
   ``block 2`` (or write the head in the name: ``a_{5,3}^{(1)}``).
 
@@ -27,6 +28,7 @@ CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)\b", re.IGNORECASE)
 LATEX_WORDS = [(r"\mathrm", ""), (r"\text", ""), (r"\operatorname", ""), (r"\left", ""), (r"\right", ""),
                (r"\sigma", "sigma"), (r"\mu", "mu"), (r"\cdot", "·"), (r"\times", "·"), (r"\,", ""),
                (r"\;", ""), (r"\ ", " "), (r"\quad", " "), ("$", ""), (r"\(", ""), (r"\)", ""),
+               (r"\[", ""), (r"\]", ""),
                ("&", ""), (r"\to", "=")]
 
 
