@@ -123,14 +123,24 @@ DEFAULT_ONLY = {"layernorm_variance": "n", "layernorm_eps_placement": "inside", 
 
 
 def check_supported(case: Case) -> None:
-    """Raise NotImplementedError when ``case`` uses a convention this reference does not model
-    (the masks causal and none are modelled; see DEFAULT_ONLY for the rest)."""
+    """Raise NotImplementedError when ``case`` uses something this reference does not model:
+    a mask other than causal / none, a convention of DEFAULT_ONLY off its default, positions
+    other than a learned table P, a given X, temperature 0 (greedy decoding), heads given one by one,
+    a block without both sublayers or without its LayerNorms."""
     conv = case.conventions
     if conv.mask not in ("causal", "none"):
         raise NotImplementedError(f"mask = {conv.mask!r}")
     for name, default in DEFAULT_ONLY.items():
         if getattr(conv, name, default) != default:
             raise NotImplementedError(f"{name} = {getattr(conv, name)!r}")
+    if getattr(conv, "positions", "learned") != "learned" or getattr(case, "X", None) is not None:
+        raise NotImplementedError("positions other than a learned table, or a given X")
+    if conv.temperature == 0:
+        raise NotImplementedError("temperature 0 (greedy decoding)")
+    for block in case.blocks:
+        if (getattr(block, "heads", None) is not None or getattr(block, "layernorm", True) is not True
+                or tuple(getattr(block, "sublayers", ("attention", "mlp"))) != ("attention", "mlp")):
+            raise NotImplementedError("a block with per-head weights, one sublayer or no LayerNorm")
 
 
 def forward(case: Case, params: dict[ParamKey, torch.Tensor]) -> Forward:
