@@ -191,6 +191,31 @@ def cases() -> None:
             console.print(f"{name}: cannot load ({exc})", highlight=False)
 
 
+@app.command("params")
+def params_command(
+    case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
+) -> None:
+    """Where the weights are: the case's parameter count piece by piece (E, P, W_Q/W_K/W_V,
+    W_O, W_1/W_2, W_U, total), beside GPT-2 small's, as in the seed 000's table; biases and
+    LayerNorm gains and biases on a line of their own."""
+    from rich.table import Table as RichTable
+
+    from .params import side_by_side
+
+    try:
+        rows, notes = side_by_side(load_case(case))
+    except DeriveError as exc:
+        fail(exc)
+    table = RichTable(title=f"Where the weights are ({case})", title_justify="left")
+    for column in ("piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    console = Console()
+    console.print(table)
+    console.print("\n".join(notes), highlight=False)
+
+
 def main() -> None:
     """Entry point for ``python -m derive``."""
     app()
