@@ -32,7 +32,7 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
 
-from .byhand import READER_PREC, exact_text, printed_fraction
+from .byhand import READER_PREC, exact_text, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError
@@ -97,6 +97,7 @@ class Checker:
         self._variants: dict[str, Derivation | None] = {}
         self.student: dict[Ref, Fraction] = {}
         self.origin: dict[Ref, int] = {}
+        self._readings: dict[int, dict[Ref, Value]] = {}
 
     # ------------------------------------------------------------------ helpers
     def fmt(self, places: int) -> Format:
@@ -206,20 +207,23 @@ class Checker:
         rank = {s: i for i, s in enumerate(STATUSES)}
         worst = max(results, key=lambda r: rank[r[0]])
         status = worst[0]
-        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else entry.name
+        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else _row_name(
+            [self.derivation.meta(r).label for r in refs]) or entry.name
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
         message = "; ".join(dict.fromkeys(messages)) or "correct"
-        if status in ("wrong", "convention"):
-            for ref, result in zip(refs, results):
-                if result[0] in ("wrong", "convention"):
-                    self.origin.setdefault(ref, entry.line)
+        for ref, result in zip(refs, results):
+            # a wrong value starts a chain of errors; an inherited one carries its origin on
+            if result[0] in ("wrong", "convention"):
+                self.origin.setdefault(ref, entry.line)
+            elif result[0] == "inherited":
+                self.origin.setdefault(ref, result[2])
         origin = next((r[2] for r in results if r[0] == "inherited"), None)
-        convention = next((r[3] for r in results if r[0] == "convention"), None)
+        convention = _common([r[3] for r in results if r[0] == "convention"])
         return Verdict(entry.line, entry.source, status, message, label, entry.values,
                        [r[4] for r in results], [r[5] for r in results], origin, convention)
 
     def judge_value(self, ref: Ref, text: str, line: int) -> tuple:
-        """(status, message, origin line, convention, expected text, exact digits)."""
+        """(status, message, origin line, conventions matched (a list), expected text, exact digits)."""
         places = len(text.split(".")[1]) if "." in text else 0
         printer = self.printer(places)
         fmt = printer.fmt
@@ -243,20 +247,31 @@ class Checker:
             return ("wrong", f"{label}: {text} is the value of head {swapped}, not head "
                     f"{self.derivation.meta(ref).head} (heads swapped?); the exact value {exact} rounds to {expected}",
                     None, None, expected, exact)
+        matches = self.conventions_matching(ref, text, fmt)
+        if matches:
+            named = " or ".join(matches)
+            return ("convention", f"{label}: {text} is the value under another convention: {named} "
+                    f"(this case: {expected})", None, matches, expected, exact)
+        return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected}",
+                None, None, expected, exact)
+
+    def conventions_matching(self, ref: Ref, text: str, fmt: Format) -> list[str]:
+        """Every convention of :data:`CONVENTIONS` under which ``ref`` rounds to ``text``
+        (one value can fit several: a_{3,1} is the same with no mask and with the mask
+        applied after the softmax)."""
+        meta = self.derivation.meta(ref)
+        matches = []
         for description in CONVENTIONS:
             variant = self.variant(description)
             if variant is None:
                 continue
             try:
-                other = variant.decimal(find(variant, label, self.derivation.meta(ref).block,
-                                             self.derivation.meta(ref).head)[0], fmt)
+                other = variant.decimal(find(variant, meta.label, meta.block, meta.head)[0], fmt)
             except DeriveError:
                 continue
             if _same(text, other.replace("\u2212", "-")):
-                return ("convention", f"{label}: {text} is the value under another convention: {description} "
-                        f"(this case: {expected})", None, description, expected, exact)
-        return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected}",
-                None, None, expected, exact)
+                matches.append(description)
+        return matches
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The head whose quantity of the same name has the written value, when it is not
@@ -279,7 +294,10 @@ class Checker:
         if ref.phase != "before" or not self.origin:
             return None
         graph = self.derivation.graph
-        upstream = _ancestors(graph, ref.id)
+        # the reader's own values shadow what lies behind them: an error before a value
+        # they wrote again (right or wrong) does not reach this line through it
+        written = {r.id for r in self.student if r.phase == "before"}
+        upstream = _ancestors(graph, ref.id, written)
         culprits = [r for r in self.origin if r.phase == "before" and r.id in upstream]
         if not culprits:
             return None
@@ -307,32 +325,79 @@ class Checker:
         fmt = self.fmt(places)
         expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
         shown = _show(value)
+        quantities = self.by_hand_of(value, places)
         if expected is not None and _same(text, expected):
-            return Verdict(entry.line, entry.source, "correct", f"correct: {entry.expr} = {shown}", entry.expr,
-                           [text], [expected], [shown])
-        match = self.quantity_from_printed(value, text, places)
+            message = f"correct: {entry.expr} = {shown}"
+            tie = isinstance(value, Fraction) and is_tie(value, fmt)
+            if tie:
+                message += f", exactly on a tie at {places} places ({self.mode} gives {expected})"
+            for ref in quantities:
+                correct = self.printer(places).text[ref].replace("\u2212", "-")
+                if tie or not _same(text, correct):
+                    exact = self.printer(places).byhand._digits(self.derivation.value(ref))
+                    message += (f"; this is {self._name(ref)} from the printed inputs, whose exact value {exact} "
+                                f"rounds to {correct}")
+            return Verdict(entry.line, entry.source, "correct", message, entry.expr, [text], [expected], [shown])
+        match = next((r for r in quantities if _same(text, self.printer(places).text[r].replace("\u2212", "-"))), None)
         if match is not None:
             return Verdict(entry.line, entry.source, "explained",
-                           f"{entry.expr} = {shown} rounds to {expected}, but {text} is {match}: its exact value, "
-                           "computed from unrounded inputs, rounds to it", entry.expr, [text], [expected], [shown])
+                           f"{entry.expr} = {shown} rounds to {expected}, but {text} is {self._name(match)}: its exact "
+                           "value, computed from unrounded inputs, rounds to it", entry.expr, [text], [expected], [shown])
         return Verdict(entry.line, entry.source, "wrong", f"wrong: {entry.expr} = {shown}, which rounds to {expected}",
                        entry.expr, [text], [expected], [shown])
+
+    def _name(self, ref: Ref) -> str:
+        meta = self.derivation.meta(ref)
+        return meta.label + (f" (head {meta.head})" if meta.head else "")
+
+    def by_hand_of(self, value, places: int) -> list[Ref]:
+        """The printed quantities whose by-hand form from the printed inputs (at ``places``)
+        is exactly ``value`` (a Fraction, or a ball that agrees with it to 12 more places)."""
+        if places not in self._readings:
+            printer = self.printer(places)
+            readings = {}
+            for ref in printer.text:
+                reading = printer.byhand.reading(ref)
+                if reading is not None and reading.value is not None:
+                    readings[ref] = reading.value
+            self._readings[places] = readings
+        return [ref for ref, v in self._readings[places].items() if _same_value(v, value, places + 12)]
 
     def quantity_from_printed(self, value, text: str, places: int) -> str | None:
         """The label of a printed quantity whose correct value is ``text`` and whose by-hand
         form from the printed inputs gives exactly ``value``, or None."""
-        if not isinstance(value, Fraction):
-            return None
         printer = self.printer(places)
-        for ref, shown in printer.text.items():
-            if not _same(text, shown.replace("\u2212", "-")):
-                continue
-            reading = printer.byhand.reading(ref)
-            if reading is not None and is_exact(reading.value) and \
-                    Fraction(int(reading.value.p), int(reading.value.q)) == value:
-                meta = self.derivation.meta(ref)
-                return meta.label + (f" (head {meta.head})" if meta.head else "")
+        for ref in self.by_hand_of(value, places):
+            if _same(text, printer.text[ref].replace("\u2212", "-")):
+                return self._name(ref)
         return None
+
+
+def _same_value(a: Value, b, places: int) -> bool:
+    """Two values are the same: equal rationals, or balls that agree to ``places``."""
+    if isinstance(b, Fraction):
+        b = fmpq(b.numerator, b.denominator)
+    if is_exact(a) and is_exact(b):
+        return a == b
+    with ctx.workprec(READER_PREC):
+        fa = format_value(a, Format(places=places, mode="down"))
+        fb = format_value(b, Format(places=places, mode="down"))
+    return fa is not None and fa == fb
+
+
+def _row_name(labels: list[str]) -> str | None:
+    """``u_5`` for the components ``u_5[1]`` ... ``u_5[4]`` (None when they are not one row)."""
+    rows = {label.rsplit("[", 1)[0] for label in labels if label.endswith("]")}
+    return rows.pop() if len(rows) == 1 and all(label.endswith("]") for label in labels) else None
+
+
+def _common(lists: list[list[str]]) -> str | None:
+    """The conventions that fit every component of a line (all of the first component's
+    when none fits them all), joined with "or"; None when there are none."""
+    if not lists:
+        return None
+    common = [c for c in lists[0] if all(c in other for other in lists[1:])] or lists[0]
+    return " or ".join(common)
 
 
 def _same(written: str, expected: str) -> bool:
@@ -341,13 +406,16 @@ def _same(written: str, expected: str) -> bool:
         len(written.split(".")[-1]) == len(expected.split(".")[-1])
 
 
-def _ancestors(graph, node_id: int) -> set[int]:
+def _ancestors(graph, node_id: int, stop: set[int] = frozenset()) -> set[int]:
+    """The nodes ``node_id`` is computed from, not looking behind the nodes in ``stop``
+    (they are included, their own parents are not)."""
     seen, stack = set(), [node_id]
     while stack:
         for p in graph.nodes[stack.pop()].parents:
             if p not in seen:
                 seen.add(p)
-                stack.append(p)
+                if p not in stop:
+                    stack.append(p)
     return seen
 
 

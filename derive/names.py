@@ -46,12 +46,13 @@ def _row_key(label: str) -> str:
 
 def find(derivation: Derivation, name: str, block: int | None = None, head: int | None = None) -> list[Ref]:
     """The forward quantities called ``name`` (one, or a row's components in order).
+    A head written in the name (``o_5^{(1)}``) wins over ``head`` (a file's context).
 
     Raises:
         DeriveError: when nothing has that name, or several quantities in different blocks
             or heads do and ``block``/``head`` do not choose one; the message lists them.
     """
-    head = head if head is not None else head_of(name)
+    head = head_of(name) if head_of(name) is not None else head  # a head written in the name wins
     found = _search(derivation, name, block, head, True) or _search(derivation, name, block, head, False)
     if not found:
         raise DeriveError(f"no quantity is called {name!r}",
