@@ -38,7 +38,7 @@ from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
 from .handfile import Entry, parse
-from .names import find
+from .names import HEAD, find
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 
@@ -282,7 +282,7 @@ class Checker:
         for head in range(1, self.derivation.case.heads + 1):
             if head == meta.head:
                 continue
-            other = find(self.derivation, meta.label, meta.block, head)
+            other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
             if len(other) == 1 and _same(text, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")):
                 return head
         return None
@@ -290,7 +290,11 @@ class Checker:
     def inherited(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The line of an earlier error that explains ``text``: recompute the graph with
         the reader's own earlier values in place of the exact ones and see whether it
-        gives what they wrote. None when no earlier line was wrong upstream."""
+        gives what they wrote. None when no earlier line was wrong upstream.
+
+        When errors from several lines reach this quantity, the origin is the nearest line
+        whose errors alone (the reader's other wrong values put back to exact) explain it;
+        a dependency that does not change the value (a zero weight) names no origin."""
         if ref.phase != "before" or not self.origin:
             return None
         graph = self.derivation.graph
@@ -301,14 +305,25 @@ class Checker:
         culprits = [r for r in self.origin if r.phase == "before" and r.id in upstream]
         if not culprits:
             return None
+        lines = sorted({self.origin[r] for r in culprits})
+        if not self._gives(ref, text, fmt, upstream, None):
+            return None
+        if len(lines) > 1:
+            for line in reversed(lines):
+                if self._gives(ref, text, fmt, upstream, line):
+                    return line
+        return lines[0]
+
+    def _gives(self, ref: Ref, text: str, fmt: Format, upstream: set[int], only: int | None) -> bool:
+        """Recomputing ``ref`` from the reader's values upstream (only the wrong ones that
+        come from line ``only``, when given) gives ``text``."""
         overrides = {r.id: fmpq(v.numerator, v.denominator) for r, v in self.student.items()
-                     if r.phase == "before" and r.id in upstream}
+                     if r.phase == "before" and r.id in upstream
+                     and (only is None or r not in self.origin or self.origin[r] == only)}
         with ctx.workprec(READER_PREC):
-            value = _forward_with(graph, self.derivation.evaluation().before.values, overrides, ref.id)
+            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before.values, overrides, ref.id)
             again = format_value(value, fmt)
-        if again is not None and _same(text, again):
-            return min(self.origin[r] for r in culprits)
-        return None
+        return again is not None and _same(text, again)
 
     # ------------------------------------------------------------------ arithmetic
     def check_arithmetic(self, entry: Entry) -> Verdict:

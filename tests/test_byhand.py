@@ -1,0 +1,352 @@
+"""By-hand notes (issue 3): the cells where a reader who redoes a step from the printed,
+rounded inputs gets another last digit, or lands exactly on a tie, are marked and a note
+under the table writes out both calculations.
+
+Every expected reader result here is computed in the test, independently of derive:
+Fraction arithmetic on the printed decimals typed from the seed page
+(/work/shared/seeds/000_c4d6024fc6c69432.txt), mpmath for e^x and sqrt, and the
+independent forward pass of tests/hand/hand_reference.py (weights typed from
+/work/shared/reference/cat-climbed.md) for the exact values and for the student's chain
+of ``--carry printed``. derive's output is only ever the thing under test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from derive.case import load_case
+from derive.cells import Printer, table_refs
+from derive.derivation import derive
+from derive.rounding import Format
+from derive.steps import Ref
+
+sys.path.insert(0, str(Path(__file__).parent / "hand"))
+import hand_reference as R  # noqa: E402
+
+MINUS = "\u2212"
+SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+
+
+# ----------------------------------------------------------------------------- helpers
+@pytest.fixture(scope="module")
+def derivation():
+    return derive(load_case("cat-climbed"))
+
+
+@pytest.fixture(scope="module")
+def exact():
+    """The independent exact forward pass."""
+    return R.forward()
+
+
+def plain(text: str) -> str:
+    """derive's text with the ASCII minus, for comparison with the test's own text."""
+    return text.replace(MINUS, "-")
+
+
+def dec(q: F) -> str:
+    """A terminating rational as the shortest decimal (``0.4935``, ``0``, ``-2.355553``)."""
+    for places in range(0, 13):
+        if (q * 10 ** places).denominator == 1:
+            return R.text(q, places) if places else str(int(q))
+    raise AssertionError(f"{q} does not terminate")
+
+
+def cut(q: F, places: int) -> str:
+    """q cut (toward zero, not rounded) to ``places``: the digits before derive's ellipsis."""
+    scaled = abs(q) * 10 ** places
+    whole = scaled.numerator // scaled.denominator
+    digits = str(whole).rjust(places + 1, "0")
+    return ("-" if q < 0 else "") + digits[:-places] + "." + digits[-places:]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("derive")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
+    env = dict(os.environ, COLUMNS="250", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=300)
+
+
+def step(derivation, key: str):
+    return next(s for s in derivation.steps if s.key == key)
+
+
+def table(derivation, key: str, title: str):
+    return next(t for t in step(derivation, key).tables if t.title.startswith(title))
+
+
+def ref_of(derivation, label: str, head: int | None = None) -> Ref:
+    """The forward quantity with this exact label (and head)."""
+    found = [i for i, n in enumerate(derivation.graph.nodes)
+             if n.meta.label == label and n.meta.symbol and (head is None or n.meta.head == head)]
+    assert len(found) == 1, (label, head, found)
+    return Ref("before", found[0])
+
+
+def notes_by_label(printer: Printer, derivation, refs) -> dict[str, str]:
+    """The single-cell notes about ``refs``, by the label of their cell."""
+    return {derivation.meta(n.refs[0]).label: n.text for n in printer.notes(refs) if len(n.refs) == 1}
+
+
+def tie_or_other(reader: F, printed_text: str, places: int = 3) -> bool:
+    """A reader's exact result is worth a note: a tie, or another last digit."""
+    return R.is_tie(reader, places) or R.rounded(reader, places) != R.printed(printed_text)
+
+
+# ----------------------------------------------------------------------------- the z_roof tie
+def z_roof_by_hand() -> tuple[list[F], F]:
+    """From the seed's printed f_5 and the reference's ␣roof column of W_U."""
+    f5 = R.seed_vector(R.SEED_F5)
+    column = R.W_U_COLUMNS[R.PIECES.index("␣roof")]
+    products = [a * b for a, b in zip(f5, column)]
+    return products, sum(products)
+
+
+def test_z_roof_reader_is_exactly_on_a_tie(exact):
+    products, total = z_roof_by_hand()
+    assert [dec(p) for p in products] == ["0.4935", "0.928", "0", "1.069"]
+    assert total == F("2.4905") and R.is_tie(total)
+    assert cut(exact["z"]["␣roof"], 5) == "2.49067"
+    assert R.text(exact["z"]["␣roof"]) == "2.491"
+
+
+def test_z_roof_tie_note_under_the_logits_table_api(derivation, exact):
+    products, total = z_roof_by_hand()
+    printer = Printer(derivation, Format(places=3))
+    logits = step(derivation, "logits").tables[0]
+    notes = notes_by_label(printer, derivation, table_refs(logits))
+    note = notes["z_␣roof"]
+    assert " + ".join(dec(p) for p in products) + " = " + dec(total) in note
+    assert "tie" in note
+    assert cut(exact["z"]["␣roof"], 5) + "\u2026" in note
+    assert note.endswith(f"rounds to {R.text(exact['z']['␣roof'])}.")
+
+
+def test_z_roof_tie_note_under_the_logits_table_cli(exact):
+    out = run_cli("run", "cat-climbed", "--step", "logits")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    row = next(line for line in lines if "`␣roof`" in line)
+    mark = re.search(r"2\.491([" + SUPERSCRIPTS + "]+)", row)
+    assert mark, row
+    bottom = max(i for i, line in enumerate(lines) if line.startswith("└"))
+    notes = [line.strip() for line in lines[bottom + 1:]]
+    note = next(n for n in notes if n.startswith(mark.group(1) + " z_␣roof:"))
+    products, total = z_roof_by_hand()
+    assert " + ".join(dec(p) for p in products) + " = " + dec(total) in note
+    assert "exactly on a tie" in note
+    assert "2.49067\u2026" in note and "2.491" in note
+
+
+# ----------------------------------------------------------------------------- the whole logits table
+def test_logits_table_notes_are_exactly_the_reader_disagreements(derivation):
+    """z from the printed f_5 (dot product with W_U), e^z from the printed z: a note on
+    exactly the cells where the reader's exact result is a tie or rounds elsewhere."""
+    f5 = R.seed_vector(R.SEED_F5)
+    expected = set()
+    for token, z, ez, p in R.seed_rows(R.SEED_LOGITS):
+        piece = R.token(token)
+        reader_z = sum((a * b for a, b in zip(f5, R.W_U_COLUMNS[R.PIECES.index(piece)])), F(0))
+        if tie_or_other(reader_z, z):
+            expected.add(f"z_{piece}")
+        if tie_or_other(R.exp(R.printed(z)), ez):
+            expected.add(f"e^z_{piece}")
+    assert "z_␣roof" in expected and "e^z_␣roof" in expected
+    printer = Printer(derivation, Format(places=3))
+    logits = step(derivation, "logits").tables[0]
+    assert set(notes_by_label(printer, derivation, table_refs(logits))) >= expected
+    noted = set(notes_by_label(printer, derivation, table_refs(logits)))
+    # p = e^z / sum e^z: the reader's quotient from the printed e^z
+    ez = {R.token(t): R.printed(e) for t, _, e, _ in R.seed_rows(R.SEED_LOGITS)}
+    for token, _, _, p in R.seed_rows(R.SEED_LOGITS):
+        piece = R.token(token)
+        quotient = ez[piece] / sum(ez.values())
+        assert (f"p({piece})" in noted) == tie_or_other(quotient, p), piece
+    assert noted == expected | {f"p({R.token(t)})" for t, _, e, p in R.seed_rows(R.SEED_LOGITS)
+                                if tie_or_other(ez[R.token(t)] / sum(ez.values()), p)}
+
+
+def test_printed_probabilities_that_add_up_to_one_get_no_sum_note(derivation):
+    total = sum(R.printed(p) for *_, p in R.seed_rows(R.SEED_LOGITS))
+    assert total == 1
+    printer = Printer(derivation, Format(places=3))
+    logits = step(derivation, "logits").tables[0]
+    assert not [n for n in printer.notes(table_refs(logits)) if len(n.refs) > 1]
+
+
+# ----------------------------------------------------------------------------- step 6: q.k, s, e^s, a
+@pytest.mark.parametrize("head", [1, 2])
+def test_head_table_notes_are_exactly_the_reader_disagreements(derivation, head):
+    """q.k from the printed q_5 and k_j (dot product), s = q.k / sqrt(2) from the printed
+    q.k (scaling), e^s from the printed s, a = e^s / sum e^s from the printed e^s (quotient)."""
+    q5 = R.seed_vector(R.SEED_Q5[head])
+    rows = R.seed_rows(R.SEED_HEADS[head])
+    printed_es = [R.printed(r[4]) for r in rows]
+    expected = set()
+    for j, (_, k, qk, s, es, a) in enumerate(rows, 1):
+        dot = sum((x * y for x, y in zip(q5, R.seed_vector(k))), F(0))
+        if tie_or_other(dot, qk):
+            expected.add(f"q_5.k_{j}")
+        if tie_or_other(R.printed(qk) / R.sqrt(F(2)), s):
+            expected.add(f"s_{{5,{j}}}")
+        if tie_or_other(R.exp(R.printed(s)), es):
+            expected.add(f"e^s_{{5,{j}}}")
+        if tie_or_other(printed_es[j - 1] / sum(printed_es), a):
+            expected.add(f"a_{{5,{j}}}")
+    printer = Printer(derivation, Format(places=3))
+    refs = table_refs(table(derivation, "attention", f"Head {head}, row 5"))
+    assert set(notes_by_label(printer, derivation, refs)) == expected
+    if head == 1:  # the seed's own examples of a product and of e^s
+        assert {"q_5.k_1", "s_{5,2}", "s_{5,3}", "e^s_{5,3}"} <= expected
+
+
+def test_scaling_note_writes_both_calculations(derivation, exact):
+    """s_{5,3} of head 1: 3.395 / sqrt(2) = 2.40062... -> 2.401, the exact 2.40036... -> 2.400."""
+    reader = R.printed("3.395") / R.sqrt(F(2))
+    assert R.text(reader) == "2.401" and R.text(exact["s"][1][4][2]) == "2.400"
+    printer = Printer(derivation, Format(places=3))
+    note = notes_by_label(printer, derivation, [ref_of(derivation, "s_{5,3}", 1)])["s_{5,3}"]
+    assert "3.395 / sqrt(2)" in note
+    assert cut(reader, 5) + "\u2026" in note and "2.401" in note
+    assert cut(exact["s"][1][4][2], 5) + "\u2026" in note and note.endswith("rounds to 2.400.")
+
+
+def test_product_note_writes_the_products(derivation, exact):
+    """q_5.k_1 of head 1: 1.732*(-0.816) + (-0.577)*1.633 = -1.413312 - 0.942241 = -2.355553."""
+    q5, k1 = R.seed_vector(R.SEED_Q5[1]), R.seed_vector("−0.816, 1.633")
+    products = [a * b for a, b in zip(q5, k1)]
+    total = sum(products)
+    printer = Printer(derivation, Format(places=3))
+    note = notes_by_label(printer, derivation, [ref_of(derivation, "q_5.k_1", 1)])["q_5.k_1"]
+    assert f"{dec(products[0])} - {dec(-products[1])} = {dec(total)}" in note
+    assert f"which rounds to {R.text(total)}" in plain(note)
+    assert plain(note).endswith(f"rounds to {R.text(exact['qk'][1][4][0])}.")
+
+
+def test_quotient_reading_from_the_printed_e_s(derivation):
+    """a_{5,3} of head 1 = 11.027 / (0.189 + 0.624 + 11.027 + 5.652 + 0.243): the reader's
+    exact quotient, its rounding, and no note (it agrees with the printed 0.622)."""
+    rows = R.seed_rows(R.SEED_HEADS[1])
+    es = [R.printed(r[4]) for r in rows]
+    reader = es[2] / sum(es)
+    printer = Printer(derivation, Format(places=3))
+    reading = printer.byhand.reading(ref_of(derivation, "a_{5,3}", 1))
+    assert F(int(reading.value.p), int(reading.value.q)) == reader
+    assert "11.027 / (0.189 + 0.624 + 11.027 + 5.652 + 0.243)" in reading.calculation
+    assert plain(reading.reader) == R.text(reader) == rows[2][5]
+    assert not reading.noteworthy
+
+
+def test_quotient_disagreement_at_two_places(derivation, exact):
+    """At 2 places the printed e^s of row 5 are e.g. 0.62 and 0.19 + 0.62 + 11.03 + 5.65 +
+    0.24: the reader's quotients are compared with the exact weights, all computed here."""
+    printer = Printer(derivation, Format(places=2))
+    found = 0
+    for head in (1, 2):
+        es = [R.rounded(v, 2) for v in (exact["es"][head][4][j] for j in range(5))]
+        refs = table_refs(table(derivation, "attention", f"Head {head}, row 5"))
+        noted = notes_by_label(printer, derivation, refs)
+        for j in range(5):
+            reader = es[j] / sum(es)
+            differs = R.rounded(reader, 2) != R.rounded(exact["a"][head][4][j], 2) or R.is_tie(reader, 2)
+            label = f"a_{{5,{j + 1}}}"
+            assert (label in noted) == differs, (head, label)
+            if differs:
+                found += 1
+                assert f"which rounds to {R.text(reader, 2)}" in plain(noted[label])
+                assert plain(noted[label]).endswith(f"rounds to {R.text(exact['a'][head][4][j], 2)}.")
+    assert found >= 1
+
+
+# ----------------------------------------------------------------------------- softmax rows
+def test_softmax_row_sum_notes(derivation):
+    """Head 1 row 5: 0.011 + 0.035 + 0.622 + 0.319 + 0.014 = 1.001, noted; head 2's printed
+    row adds up to 1.000, not noted."""
+    sums = {head: sum(R.printed(r[5]) for r in R.seed_rows(R.SEED_HEADS[head])) for head in (1, 2)}
+    assert sums == {1: F("1.001"), 2: F(1)}
+    printer = Printer(derivation, Format(places=3))
+    for head in (1, 2):
+        refs = table_refs(table(derivation, "attention", f"Head {head}, row 5"))
+        sum_notes = [n for n in printer.notes(refs) if len(n.refs) > 1]
+        if sums[head] == 1:
+            assert not sum_notes
+        else:
+            terms = " + ".join(r[5] for r in R.seed_rows(R.SEED_HEADS[head]))
+            assert len(sum_notes) == 1 and len(sum_notes[0].refs) == 5
+            assert f"{terms} = {dec(sums[head])}" in sum_notes[0].text
+
+
+def test_softmax_row_sum_note_cli():
+    out = run_cli("run", "cat-climbed", "--step", "attention")
+    assert out.returncode == 0, out.stderr
+    assert "0.011 + 0.035 + 0.622 + 0.319 + 0.014 = 1.001" in out.stdout
+    assert "0.016 + 0.882 + 0.067 + 0.015 + 0.020" not in out.stdout
+
+
+# ----------------------------------------------------------------------------- the SGD step
+def test_sgd_update_from_the_printed_gradient(derivation):
+    """The row of ␣the after the step, written from the printed gradient:
+    -0.5 - 0.1*(-0.011) = -0.4989 -> -0.499, which agrees with the seed; likewise the
+    other three components."""
+    before = R.E[1]
+    grad = next(R.seed_vector(g) for i, _, g in R.seed_rows(R.SEED_GRADIENTS) if i == "1")
+    seed_after = R.seed_vector(R.SEED_THE_UPDATED)
+    printer = Printer(derivation, Format(places=3))
+    for c in range(4):
+        reader = before[c] - F(1, 10) * grad[c]
+        leaf = next(i for i, n in enumerate(derivation.graph.nodes) if n.meta.label == f"E_{{2,{c + 1}}}")
+        reading = printer.byhand.reading(Ref("updated", leaf))
+        assert reading is not None, c
+        assert f"{dec(before[c])} - 0.1·({dec(grad[c])}) = {dec(reader)}" in reading.calculation
+        assert R.printed(reading.reader) == R.rounded(reader) == seed_after[c]
+        assert R.printed(reading.correct) == seed_after[c]
+        assert reading.noteworthy == (R.rounded(reader) != seed_after[c] or R.is_tie(reader))
+        assert not reading.noteworthy
+    assert dec(before[0] - F(1, 10) * grad[0]) == "-0.4989"
+
+
+# ----------------------------------------------------------------------------- --carry printed
+def test_carry_printed_chain_and_drift_api(derivation, exact):
+    """The student's chain (every named quantity rounded to 3 places before it is used),
+    computed independently, against derive's carried cells; a drift note on exactly the
+    cells where the chain leaves the exact value."""
+    chain = R.forward(carry=3)
+    printer = Printer(derivation, Format(places=3), carry="printed")
+    logits = step(derivation, "logits").tables[0]
+    drifted = set()
+    for ref in table_refs(logits):
+        meta = derivation.meta(ref)
+        key, piece = {"z": ("z", meta.label[2:]), "exp_z": ("ez", meta.label[4:]),
+                      "p": ("p", meta.label[2:-1])}[meta.symbol]
+        assert plain(printer.number(ref)) == R.text(chain[key][piece]), meta.label
+        if R.text(chain[key][piece]) != R.text(exact[key][piece]):
+            drifted.add(meta.label)
+    assert "z_␣roof" in drifted  # 2.490 carried, 2.491 exact
+    assert R.text(chain["z"]["␣roof"]) == "2.490"
+    notes = {derivation.meta(n.refs[0]).label: n.text for n in printer.notes(table_refs(logits)) if len(n.refs) == 1}
+    assert set(notes) == drifted
+    assert "carried from the printed values, 2.490" in notes["z_␣roof"]
+    assert "from the exact values, 2.491" in notes["z_␣roof"]
+    # f_5 drifts too: the chain's f_5 is not the printed one
+    final = step(derivation, "final")
+    f_refs = [r for t in final.tables for r in table_refs(t) if derivation.meta(r).symbol == "f"
+              and derivation.meta(r).position == 5]
+    assert [plain(printer.number(r)) for r in f_refs] == R.texts(chain["f"])
+
+
+def test_carry_printed_cli(exact):
+    chain = R.forward(carry=3)
+    out = run_cli("run", "cat-climbed", "--carry", "printed", "--step", "logits")
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if "`␣roof`" in line)
+    assert R.text(chain["z"]["␣roof"]) in row
+    assert "carried from the printed values" in out.stdout
+    exact_out = run_cli("run", "cat-climbed", "--step", "logits")
+    assert "carried from the printed values" not in exact_out.stdout
