@@ -191,6 +191,32 @@ def cases() -> None:
             console.print(f"{name}: cannot load ({exc})", highlight=False)
 
 
+@app.command("verify")
+def verify_command(
+    case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
+    check: str = typer.Argument(..., help="rotation (PE[pos+k] = R_k PE[pos], the seed 004), uniform-keys "
+                                "(identical keys: uniform weights, the plain average of the values), "
+                                "temperature (T keeps the most probable token), shift (a constant added to "
+                                "every logit changes nothing), or all."),
+) -> None:
+    """Check one of the seeds' facts on CASE, exactly: prints what was checked and PASS or
+    FAIL; exits 1 on a FAIL, 2 on bad input (or a check that does not apply)."""
+    from .verify import verify
+
+    try:
+        results = verify(load_case(case), check)
+    except DeriveError as exc:
+        fail(exc)
+    console = Console()
+    for result in results:
+        verdict = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        console.print(f"[bold]{result.name}[/]: {verdict}", highlight=False)
+        for line in result.lines:
+            console.print(f"  {line}", markup=False, highlight=False)
+    if not all(r.passed for r in results):
+        raise typer.Exit(1)
+
+
 @app.command("params")
 def params_command(
     case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
