@@ -189,8 +189,12 @@ class ByHand:
         return self._raw[node_id]
 
     def _value_text(self, v: Value) -> str:
+        """A reader's result as they write it: a terminating decimal exactly (``2.4905``),
+        anything else (``11027/17735``, a ball) as its digits (``0.62176…``)."""
         if is_exact(v):
-            return exact_text(Fraction(int(v.p), int(v.q)))
+            text = exact_text(Fraction(int(v.p), int(v.q)))
+            if "/" not in text:
+                return text
         return self._digits(v)
 
     def _digits(self, v: Value) -> str:

@@ -4,13 +4,15 @@ from the printed inputs, the exact one, and why their last digits differ.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from flint import ctx
 
-from .byhand import READER_PREC, Reading, printed_fraction
+from .byhand import READER_PREC, Reading, exact_text, printed_fraction
 from .cells import Printer
 from .derivation import Derivation
+from .rounding import format_fraction
 from .steps import Ref
 
 
@@ -52,19 +54,44 @@ def why(reading: Reading, printer: Printer) -> str:
     with the digits that decide it (the rounding boundary between them)."""
     fmt = printer.fmt
     unit = Fraction(1, 10 ** fmt.places) if fmt.places is not None else None
+    mine = printer.byhand._value_text(reading.value) if reading.value is not None else reading.reader
     if reading.tie:
-        other = "half-even" if fmt.mode == "half-away" else "half-away"
-        return (f"why: the reader's result lies exactly on a rounding tie, so its last digit depends on the "
-                f"rule ({fmt.mode} gives {reading.reader}; {other} may differ); the exact value {reading.exact_digits} "
-                f"is not on the tie and rounds to {reading.correct} under any rule.")
+        q = Fraction(int(reading.value.p), int(reading.value.q))
+        under = {mode: (format_fraction(q, dataclasses.replace(fmt, mode=mode, minus="-")) or "?")
+                 for mode in ("floor", "ceiling", "half-away", "half-even")}
+        side = "above" if printed_fraction(reading.correct) > q else "below"
+        return (f"why: the reader's result {mine} lies exactly on the rounding boundary between {under['floor']} "
+                f"and {under['ceiling']}, so its last digit depends on the tie rule (half-away gives "
+                f"{under['half-away']}, half-even {under['half-even']}); the exact value {reading.exact_digits} lies "
+                f"{side} the boundary and rounds to {reading.correct}.")
     if not reading.differs:
-        return (f"why: both round to {reading.correct}: the rounding errors of the printed inputs "
-                "(at most half a unit in the last place each) do not cross a rounding boundary here.")
+        span = _interval(printed_fraction(reading.correct), fmt)
+        where = f" between the rounding boundaries {span[0]} and {span[1]}" if span else ""
+        return (f"why: the reader's {mine} and the exact {reading.exact_digits} both lie{where}, so both round to "
+                f"{reading.correct}: the rounding errors of the printed inputs (at most half a unit in the last "
+                "place each) do not cross a rounding boundary here.")
     if unit is not None:
         a, b = printed_fraction(reading.reader), printed_fraction(reading.correct)
         boundary = (a + b) / 2 if fmt.mode in ("half-away", "half-even") else max(a, b)
-        return (f"why: the printed inputs are each off by up to {unit / 2} and together move the result "
+        return (f"why: the printed inputs are each off by up to {exact_text(unit / 2)} and together move the result "
                 f"across the rounding boundary {float(boundary):.{fmt.places + 1}f}: the reader lands on the "
-                f"{'upper' if a > b else 'lower'} side ({reading.reader}), the exact value on the other ({reading.correct}).")
+                f"{'upper' if a > b else 'lower'} side ({mine} -> {reading.reader}), the exact value on the other "
+                f"({reading.exact_digits} -> {reading.correct}).")
     return (f"why: the rounding errors of the printed inputs move the result across a rounding boundary: "
             f"the reader gets {reading.reader}, the exact value rounds to {reading.correct}.")
+
+
+def _interval(correct: Fraction, fmt) -> tuple[str, str] | None:
+    """The rounding boundaries around ``correct``: the values between them round to it."""
+    if fmt.places is None:
+        return None
+    unit = Fraction(1, 10 ** fmt.places)
+    if fmt.mode in ("half-away", "half-even"):
+        low, high = correct - unit / 2, correct + unit / 2
+    elif fmt.mode == "floor" or (fmt.mode == "down" and correct > 0):
+        low, high = correct, correct + unit
+    elif fmt.mode == "ceiling" or (fmt.mode == "down" and correct < 0):
+        low, high = correct - unit, correct
+    else:
+        low, high = -unit, unit
+    return exact_text(low), exact_text(high)

@@ -1,0 +1,192 @@
+"""``derive explain CASE NAME`` (issue 3): one quantity's definition in the chapter's
+notation, its inputs (exact and printed), the reader's calculation from the printed inputs,
+the exact one, and why they differ, with the digits that decide it.
+
+Expected numbers are computed here, not read from derive: Fraction arithmetic on the
+decimals printed in the seed page, the independent forward pass of
+tests/hand/hand_reference.py for the exact values, :mod:`decimal` for the tie rules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "hand"))
+import hand_reference as R  # noqa: E402
+
+MINUS = "\u2212"
+ELLIPSIS = "\u2026"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("derive")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
+    env = dict(os.environ, COLUMNS="400", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=300)
+
+
+def explain(*args: str) -> list[str]:
+    out = run_cli("explain", "cat-climbed", *args)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    return out.stdout.splitlines()
+
+
+def line(lines: list[str], start: str) -> str:
+    """The line that starts (after its indent) with ``start``."""
+    found = [x.strip() for x in lines if x.strip().startswith(start)]
+    assert found, (start, lines)
+    return found[0]
+
+
+def cut(q: F, places: int = 5) -> str:
+    """q cut to ``places`` followed by the ellipsis, as derive writes an unfinished value."""
+    scaled = abs(q) * 10 ** places
+    digits = str(scaled.numerator // scaled.denominator).rjust(places + 1, "0")
+    return ("-" if q < 0 else "") + digits[:-places] + "." + digits[-places:] + ELLIPSIS
+
+
+def seed(text: str) -> str:
+    """A number as derive prints it on screen (the seed's Unicode minus)."""
+    return text.replace("-", MINUS)
+
+
+@pytest.fixture(scope="module")
+def exact():
+    return R.forward()
+
+
+# ----------------------------------------------------------------------------- z_roof: a tie
+def test_explain_z_roof(exact):
+    lines = explain("z_roof")
+    assert lines[0].strip() == "z_␣roof"
+    definition = line(lines, "definition:")
+    assert definition.startswith("definition: z_␣roof = ")
+    for c in range(1, 5):
+        assert f"f_5[{c}]" in definition and f"W_U_{{{c},7}}" in definition
+    # the inputs, exact and printed (the printed ones are the seed's f_5)
+    f5_printed = [t.strip() for t in R.SEED_F5.split(",")]
+    for c, (value, shown) in enumerate(zip(exact["f"], f5_printed), 1):
+        row = line(lines, f"f_5[{c}] =")
+        assert cut(value) in row and row.endswith(f"printed: {shown}")
+    for c, weight in enumerate(R.W_U_COLUMNS[R.PIECES.index("␣roof")], 1):
+        assert line(lines, f"W_U_{{{c},7}} =").startswith(f"W_U_{{{c},7}} = {weight}")
+    # the reader's calculation: the printed f_5 times the ␣roof column, exactly
+    f5 = R.seed_vector(R.SEED_F5)
+    products = [a * b for a, b in zip(f5, R.W_U_COLUMNS[6])]
+    total = sum(products)
+    assert total == F("2.4905") and R.is_tie(total)
+    reader = line(lines, "the reader, from the printed inputs:")
+    assert reader.endswith(f"= 0.4935 + 0.928 + 0 + 1.069 = 2.4905 -> {R.text(total)}")
+    # the exact one
+    z = exact["z"]["␣roof"]
+    assert line(lines, "exact: -0.98650").endswith(f"= {cut(z)} -> {R.text(z)}")
+    # why: the tie, the two tie rules, the side of the exact value
+    half_even = Decimal("2.4905").quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN)
+    half_away = Decimal("2.4905").quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)
+    why = line(lines, "why:")
+    assert "2.4905" in why and "tie" in why
+    assert f"half-away gives {half_away}" in why and f"half-even {half_even}" in why
+    assert f"{cut(z)} lies above the boundary" in why and why.endswith(f"rounds to {R.text(z)}.")
+
+
+def test_explain_z_roof_half_even_reader_differs(exact):
+    """Under half-even the reader's tie 2.4905 gives 2.490 and the exact value still 2.491."""
+    lines = explain("z_roof", "--rounding", "half-even")
+    half_even = Decimal("2.4905").quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN)
+    assert line(lines, "the reader, from the printed inputs:").endswith(f"2.4905 -> {half_even}")
+    assert line(lines, "exact: -0.98650").endswith(f"-> {R.text(exact['z']['␣roof'])}")
+    assert "tie" in line(lines, "why:")
+
+
+# ----------------------------------------------------------------------------- a_{5,3}: a quotient
+def test_explain_a53_head_1(exact):
+    lines = explain("a_{5,3}", "--head", "1")
+    assert lines[0].strip().startswith("a_{5,3}") and "head 1" in lines[0]
+    assert line(lines, "definition:") == "definition: a_{5,3} = e^s_{5,3} / (sum_j e^s_{5,j})"
+    rows = R.seed_rows(R.SEED_HEADS[1])
+    es_printed = [r[4] for r in rows]
+    es_exact = exact["es"][1][4]
+    row = line(lines, "e^s_{5,3} =")
+    assert cut(es_exact[2]) in row and row.endswith(f"printed: {es_printed[2]}")
+    row = line(lines, "sum_j e^s_{5,j} =")
+    assert cut(sum(es_exact.values())) in row and row.endswith("printed: not printed")
+    # the reader: the printed e^s of the row, exactly
+    es = [R.printed(t) for t in es_printed]
+    reader = es[2] / sum(es)
+    assert reader == F(11027, 17735)
+    assert line(lines, "the reader, from the printed inputs:").endswith(
+        f"11.027 / (0.189 + 0.624 + 11.027 + 5.652 + 0.243) = {cut(reader)} -> {R.text(reader)}")
+    a = exact["a"][1][4][2]
+    assert line(lines, "exact: 11.02722").endswith(
+        f"{cut(es_exact[2])} / {cut(sum(es_exact.values()))} = {cut(a)} -> {R.text(a)}")
+    assert R.text(reader) == R.text(a) == rows[2][5]
+    why = line(lines, "why:")
+    assert f"the reader's {cut(reader)} and the exact {cut(a)}" in why
+    assert "between the rounding boundaries 0.6215 and 0.6225" in why
+
+
+def test_explain_a53_needs_a_head():
+    out = run_cli("explain", "cat-climbed", "a_{5,3}")
+    assert out.returncode == 2
+    assert "head" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_explain_head_written_in_the_name(exact):
+    lines = explain("a_{5,3}^{(2)}")
+    assert "head 2" in lines[0]
+    calculation = [x.strip() for x in lines if x.strip().startswith("exact: ") and "->" in x]
+    assert calculation[0].endswith(f"-> {R.text(exact['a'][2][4][2])}")
+
+
+# ----------------------------------------------------------------------------- h_5[1]: a residual sum
+def test_explain_residual_component(exact):
+    lines = explain("h_5[1]")
+    assert lines[0].strip().startswith("h_5[1]")
+    assert line(lines, "definition:") == "definition: h_5[1] = x_5[1] + attn_5[1]"
+    x51 = R.E[1][0] + R.P[4][0]
+    assert line(lines, "x_5[1] =").startswith(f"x_5[1] = {x51}")
+    attn = exact["attn"][4][0]
+    seed_a5 = R.seed_vector(R.SEED_O5[1])[0]  # a_5[1] as the seed prints it (step 7)
+    row = line(lines, "attn_5[1] =")
+    assert cut(attn) in row and row.endswith(f"printed: {seed(R.text(seed_a5))}")
+    reader = x51 + seed_a5
+    assert line(lines, "the reader, from the printed inputs:").endswith(
+        f"{R.text(x51)} - {R.text(-seed_a5)} = {R.text(reader)} -> {seed(R.text(reader))}")
+    h = exact["h"][4][0]
+    assert line(lines, "exact: -0.5").endswith(f"-0.5 - {cut(-attn)} = {cut(h)} -> {seed(R.text(h))}")
+    why = line(lines, "why:")
+    low, high = R.rounded(h) - F(1, 2000), R.rounded(h) + F(1, 2000)
+    assert f"between the rounding boundaries {R.text(low, 4)} and {R.text(high, 4)}" in why
+
+
+# ----------------------------------------------------------------------------- a disagreement
+def test_explain_scaling_that_crosses_a_boundary(exact):
+    """s_{5,3} of head 1: the reader's 3.395 / sqrt(2) lands above 2.4005, the exact below."""
+    lines = explain("s_{5,3}", "--head", "1")
+    reader = R.printed("3.395") / R.sqrt(F(2))
+    s = exact["s"][1][4][2]
+    assert R.text(reader) != R.text(s)
+    assert line(lines, "the reader, from the printed inputs:").endswith(f"3.395 / sqrt(2) = {cut(reader)} -> {R.text(reader)}")
+    why = line(lines, "why:")
+    boundary = (R.rounded(reader) + R.rounded(s)) / 2
+    assert f"boundary {R.text(boundary, 4)}" in why
+    assert f"({cut(reader)} -> {R.text(reader)})" in why and f"({cut(s)} -> {R.text(s)})" in why
+
+
+def test_explain_tells_the_and_the_apart():
+    """``the`` and ``␣the`` are two pieces: z_the and z_␣the are two logits."""
+    assert explain("z_the")[0].strip() == "z_the"
+    assert explain("z_␣the")[0].strip() == "z_␣the"
+
+
+def test_explain_unknown_name():
+    out = run_cli("explain", "cat-climbed", "z_nothing")
+    assert out.returncode == 2 and "no quantity is called" in out.stderr and "Traceback" not in out.stderr
