@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import Enum
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -52,30 +52,64 @@ def make_format(places: Optional[int], sig: Optional[int], rounding: str, signed
         raise typer.BadParameter(str(exc)) from None
 
 
+def check_step(step: Optional[str]) -> Optional[str]:
+    """Validate ``--step`` against :data:`STEP_KEYS`."""
+    if step is not None and step not in STEP_KEYS:
+        raise typer.BadParameter(f"unknown step {step!r}; expected one of {', '.join(STEP_KEYS)}")
+    return step
+
+
+def select_steps(derivation, step: Optional[str]) -> list:
+    """The derivation's steps, or the one ``--step`` names.
+
+    Raises:
+        DeriveError: when the case has no such step (e.g. no loss without a target).
+    """
+    steps = [s for s in derivation.steps if step is None or s.key == step]
+    if not steps:
+        raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}")
+    return steps
+
+
+# Options shared by `run` and the document commands (latex, markdown, html).
+CaseArg = Annotated[str, typer.Argument(help="A bundled case name (see `derive cases`) or a path to a case TOML file.")]
+StepOpt = Annotated[Optional[str], typer.Option("--step", callback=check_step,
+                                                help="Show one step only: " + ", ".join(STEP_KEYS) + ".")]
+ExactOpt = Annotated[bool, typer.Option("--exact", help="Also show every quantity's exact form (fraction, "
+                                        "closed form, or its definition).")]
+PlacesOpt = Annotated[Optional[int], typer.Option("--places", min=0, help="Digits after the decimal point (default 3).")]
+SigOpt = Annotated[Optional[int], typer.Option("--sig", min=1, help="Significant figures instead of --places.")]
+RoundingOpt = Annotated[Rounding, typer.Option("--rounding", help="Rounding mode: half-away (the school rule), "
+                                               "half-even, down (toward zero), floor or ceiling.")]
+SignedZeroOpt = Annotated[bool, typer.Option("--signed-zero", help="Print a negative value that rounds to zero as "
+                                             "-0.000 (default: 0.000, as the seeds print it).")]
+CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value from unrounded parents (the seed's "
+                                         "way); printed: each step recomputed from the previous step's printed "
+                                         "values, as a student works on paper, with the drift from the exact "
+                                         "values noted.")]
+OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
+                                                  "of the terminal.")]
+TemplatesOpt = Annotated[Optional[str], typer.Option("--templates", help="A folder of Jinja2 templates that replace "
+                                                     "the words of the steps: KEY.j2 or KEY.FORMAT.j2 (see "
+                                                     "docs/templates.md).")]
+
+
 @app.command()
 def run(
-    case: str = typer.Argument(..., help="A bundled case name (see `derive cases`) or a path to a case TOML file."),
-    step: Optional[str] = typer.Option(None, "--step", help="Show one step only: " + ", ".join(STEP_KEYS) + "."),
-    exact: bool = typer.Option(False, "--exact", help="Also show every quantity's exact form (fraction, "
-                               "closed form, or its definition)."),
-    places: Optional[int] = typer.Option(None, "--places", min=0, help="Digits after the decimal point (default 3)."),
-    sig: Optional[int] = typer.Option(None, "--sig", min=1, help="Significant figures instead of --places."),
-    rounding: Rounding = typer.Option("half-away", "--rounding", help="Rounding mode: half-away (the school rule), "
-                                      "half-even, down (toward zero), floor or ceiling."),
-    signed_zero: bool = typer.Option(False, "--signed-zero", help="Print a negative value that rounds to zero as "
-                                     "-0.000 (default: 0.000, as the seeds print it)."),
-    carry: Carry = typer.Option("exact", "--carry", help="exact: every value from unrounded parents (the seed's "
-                                "way); printed: each step recomputed from the previous step's printed values, "
-                                "as a student works on paper, with the drift from the exact values noted."),
+    case: CaseArg,
+    step: StepOpt = None,
+    exact: ExactOpt = False,
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
+    rounding: RoundingOpt = Rounding("half-away"),
+    signed_zero: SignedZeroOpt = False,
+    carry: CarryOpt = Carry("exact"),
     output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: the step-by-step tables; "
                                                "json: one record per scalar quantity."),
-    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file (atomically) instead of "
-                                         "the terminal."),
+    output: OutputOpt = None,
 ) -> None:
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
     exact and correctly rounded, printed step by step as in the seed's worked example."""
-    if step is not None and step not in STEP_KEYS:
-        raise typer.BadParameter(f"unknown step {step!r}; expected one of {', '.join(STEP_KEYS)}", param_hint="--step")
     json_out = output_format == OutputFormat.json
     fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
     try:
@@ -83,9 +117,7 @@ def run(
         if json_out:
             text = json.dumps(records(derivation, fmt), ensure_ascii=False, indent=1) + "\n"
         else:
-            steps = [s for s in derivation.steps if step is None or s.key == step]
-            if not steps:
-                raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}")
+            steps = select_steps(derivation, step)
             printer = Printer(derivation, fmt, carry.value)
             header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
             text = None
@@ -109,6 +141,99 @@ def run(
     console = Console()
     console.print(header, highlight=False)
     console.print(renderable)
+
+
+MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
+
+
+def write_document(renderer, case: str, output: Optional[str], step: Optional[str], standalone: bool,
+                   templates: Optional[str], fmt_options: tuple, carry: str, exact: bool, **options) -> None:
+    """Render CASE with a :class:`~derive.render_doc.DocumentRenderer` subclass and write it
+    to ``output`` (atomically) or to the terminal; a user error exits with code 2.
+    ``fmt_options`` are (places, sig, rounding, signed_zero) as given on the command line."""
+    from .templates import Templates
+
+    fmt = make_format(*fmt_options, renderer.minus)
+    try:
+        derivation = derive(load_case(case))
+        words = Templates(templates) if templates is not None else None
+        text = renderer(derivation, fmt, carry=carry, exact=exact, templates=words, **options).render(
+            select_steps(derivation, step), standalone)
+        if output is not None:
+            write_atomic(output, text)
+    except DeriveError as exc:
+        fail(exc)
+    if output is None:
+        sys.stdout.write(text)
+
+
+@app.command()
+def latex(
+    case: CaseArg,
+    output: OutputOpt = None,
+    step: StepOpt = None,
+    standalone: bool = typer.Option(False, "--standalone", help="A whole document that compiles alone with "
+                                    "pdflatex (default: a fragment to \\input, whose first lines name the "
+                                    "packages it needs)."),
+    exact: ExactOpt = False,
+    templates: TemplatesOpt = None,
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
+    rounding: RoundingOpt = Rounding("half-away"),
+    signed_zero: SignedZeroOpt = False,
+    carry: CarryOpt = Carry("exact"),
+) -> None:
+    """The worked example of CASE as LaTeX: booktabs tables with the numbers aligned on the
+    decimal point (siunitx), equations in aligned, the last-digit notes under each table."""
+    from .render_latex import LatexRenderer
+
+    write_document(LatexRenderer, case, output, step, standalone, templates,
+                   (places, sig, rounding.value, signed_zero), carry.value, exact)
+
+
+@app.command()
+def markdown(
+    case: CaseArg,
+    output: OutputOpt = None,
+    step: StepOpt = None,
+    math: MathDelimiters = typer.Option("dollars", "--math", help="Math delimiters: dollars ($...$ and $$...$$) "
+                                        "or brackets (\\(...\\) and \\[...\\])."),
+    fragment: bool = typer.Option(False, "--fragment", help="Leave out the title and the opening sentence."),
+    exact: ExactOpt = False,
+    templates: TemplatesOpt = None,
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
+    rounding: RoundingOpt = Rounding("half-away"),
+    signed_zero: SignedZeroOpt = False,
+    carry: CarryOpt = Carry("exact"),
+) -> None:
+    """The worked example of CASE as Markdown with KaTeX/MathJax math: one section per step,
+    Markdown tables, equations in aligned."""
+    from .render_markdown import MarkdownRenderer
+
+    write_document(MarkdownRenderer, case, output, step, not fragment, templates,
+                   (places, sig, rounding.value, signed_zero), carry.value, exact, math=math.value)
+
+
+@app.command()
+def html(
+    case: CaseArg,
+    output: OutputOpt = None,
+    step: StepOpt = None,
+    exact: ExactOpt = False,
+    templates: TemplatesOpt = None,
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
+    rounding: RoundingOpt = Rounding("half-away"),
+    signed_zero: SignedZeroOpt = False,
+    carry: CarryOpt = Carry("exact"),
+) -> None:
+    """The worked example of CASE as one self-contained web page: numbered steps that open in
+    place, math typeset by KaTeX inlined in the page (nothing is fetched when it is viewed)."""
+    from .render_html import HtmlRenderer
+
+    write_document(HtmlRenderer, case, output, step, True, templates,
+                   (places, sig, rounding.value, signed_zero), carry.value, exact)
 
 
 @app.command("explain")
@@ -215,6 +340,32 @@ def verify_command(
             console.print(f"  {line}", markup=False, highlight=False)
     if not all(r.passed for r in results):
         raise typer.Exit(1)
+
+
+@app.command("generate")
+def generate_command(
+    case: CaseArg,
+    n: int = typer.Option(1, "-n", min=1, help="How many tokens to generate."),
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
+    rounding: RoundingOpt = Rounding("half-away"),
+    signed_zero: SignedZeroOpt = False,
+    carry: CarryOpt = Carry("exact"),
+) -> None:
+    """Greedy generation: append the argmax of the logits (a tie goes to the lowest id) to
+    the prompt and derive again, N times; one worked step per new token (the logits and
+    softmax table of that step, rounded as by `derive run`, and the chosen token)."""
+    from .generate import generate, render_generated
+
+    fmt = make_format(places, sig, rounding.value, signed_zero, MINUS)
+    try:
+        loaded = load_case(case)
+        renderable = render_generated(loaded, generate(loaded, n), fmt, carry.value)
+        console = Console()
+        console.print(f"{loaded.title}  ({loaded.name}, {fmt_description(fmt)})", highlight=False)
+        console.print(renderable)
+    except DeriveError as exc:
+        fail(exc)
 
 
 @app.command("params")

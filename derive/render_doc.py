@@ -1,0 +1,339 @@
+"""What the LaTeX, Markdown and HTML renderers share: one view of the steps.
+
+Every renderer prints the same :class:`~derive.steps.Step` objects through the same
+:class:`~derive.cells.Printer` (so the numbers are the ones ``derive run`` prints, rounded
+once). :class:`DocumentRenderer` turns each step into a :class:`StepView`: its number,
+its title and words (the rule's, or an author's template's, see :mod:`derive.templates`),
+its tables with every cell typed (a number, a vector of numbers, an integer, a vocabulary
+piece, text) and every column typed for alignment, the last-digit notes of each table and
+of the equations (from :meth:`Printer.notes <derive.cells.Printer.notes>`, marked a, b,
+c...), and with ``exact`` the exact form of every quantity. A subclass prints the views:
+``document`` (the whole output), ``step``, ``table``, and the three kinds of running text
+(``prose``, ``inline_math``, ``piece``); the equations are one TeX ``aligned`` block that
+all three print (:meth:`DocumentRenderer.aligned`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import sympy
+
+from .cells import Printer, refs_of, table_refs
+from .derivation import Derivation
+from .graph import is_exact
+from .notation import label_spans, number_tex, spans, tex
+from .rounding import Format
+from .steps import Ref, Step, Table
+from .templates import Templates, Words
+
+MODE_WORDS = {"half-away": "half away from zero", "half-even": "half to even", "down": "toward zero",
+              "floor": "down (floor)", "ceiling": "up (ceiling)"}
+
+
+def describe(fmt: Format) -> str:
+    """The rounding in words: ``3 places, half away from zero``."""
+    amount = (f"{fmt.places} place{'s' if fmt.places != 1 else ''}" if fmt.places is not None
+              else f"{fmt.sig} significant figure{'s' if fmt.sig != 1 else ''}")
+    return f"{amount}, {MODE_WORDS[fmt.mode]}"
+
+
+def mark_name(n: int) -> str:
+    """The mark of the n-th note (1-based): a, b, ..., z, aa, ab, ..."""
+    name = ""
+    while n > 0:
+        n, r = divmod(n - 1, 26)
+        name = chr(ord("a") + r) + name
+    return name
+
+
+def note_marks(notes) -> dict[Ref, str]:
+    """Each noted quantity's mark: the mark of its first note (see :func:`mark_name`)."""
+    marks: dict[Ref, str] = {}
+    for n, note in enumerate(notes, 1):
+        for ref in note.refs:
+            marks.setdefault(ref, mark_name(n))
+    return marks
+
+
+@dataclass
+class Number:
+    """One printed number (the Printer's text, the format's minus sign) and its note mark."""
+
+    text: str
+    mark: str = ""
+
+
+@dataclass
+class Cell:
+    """One typed cell: ``number`` (one Number), ``vector`` (several), ``integer``,
+    ``piece`` (a vocabulary piece, no backticks), ``math`` (plain notation, e.g. ``-inf``)
+    or ``text``."""
+
+    kind: str
+    text: str = ""
+    numbers: list[Number] = field(default_factory=list)
+
+
+@dataclass
+class TableView:
+    """A table ready to print: ``kinds`` types each column (``number``: decimals to align
+    on the point, possibly with a few text cells; ``integer``; ``vector``; ``text``);
+    ``notes`` are (mark, text); ``exact`` are (name, exact form) pairs in TeX."""
+
+    title: str
+    columns: list[str]
+    kinds: list[str]
+    rows: list[list[Cell]]
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    exact: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class EquationView:
+    """``lhs = value``, lhs in the plain notation."""
+
+    lhs: str
+    value: Cell
+
+
+@dataclass
+class StepView:
+    """A step ready to print: its number in the worked example, title and words (marked
+    text, or raw output when ``words.raw``), tables, equations with their notes and, with
+    ``exact``, the exact forms of the equations' quantities."""
+
+    number: int
+    key: str
+    words: Words
+    tables: list[TableView]
+    equations: list[EquationView]
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    exact: list[tuple[str, str]] = field(default_factory=list)
+
+
+class DocumentRenderer:
+    """Print a derivation's steps as a document (subclasses: LaTeX, Markdown, HTML).
+
+    Args:
+        derivation: the derived case.
+        fmt: the rounding; its minus sign is replaced by the renderer's :attr:`minus`.
+        carry: ``exact`` or ``printed`` (see :class:`derive.byhand.ByHand`).
+        exact: also print every quantity's exact form (SymPy's LaTeX printer).
+        templates: an author's words (:class:`~derive.templates.Templates`), or None.
+
+    Raises:
+        EvaluationError: when the case's forward pass is undefined.
+    """
+
+    output = ""  # the format's name for templates: latex, markdown, html
+    target = "katex"  # the TeX dialect of its formulas (see derive.notation)
+    minus = "-"  # the minus sign of numbers printed as text
+
+    def __init__(self, derivation: Derivation, fmt: Format, *, carry: str = "exact", exact: bool = False,
+                 templates: Templates | None = None):
+        self.derivation = derivation
+        self.fmt = replace(fmt, minus=self.minus)
+        self.printer = Printer(derivation, self.fmt, carry)
+        self.exact = exact
+        self.templates = templates
+        self.numbers = {id(s): n for n, s in enumerate(derivation.steps, 1)}
+
+    # ------------------------------------------------------------------ the whole output
+    def render(self, steps: list[Step] | None = None, standalone: bool = True) -> str:
+        """The document of ``steps`` (default: every step); ``standalone`` for a whole
+        document, else a fragment to include in one."""
+        views = [self.step_view(s) for s in (self.derivation.steps if steps is None else steps)]
+        return self.document(views, standalone)
+
+    def document(self, views: list[StepView], standalone: bool) -> str:
+        raise NotImplementedError
+
+    def heading(self) -> tuple[str, str]:
+        """The document's title and its opening sentence (marked text)."""
+        case = self.derivation.case
+        return case.title, (f"The worked example of the case `{case.name}`, step by step: every number is "
+                            f"correctly rounded to {describe(self.fmt)}.")
+
+    # ------------------------------------------------------------------ views
+    def step_view(self, step: Step) -> StepView:
+        """The view of one step (see :class:`StepView`)."""
+        eq_refs = [r for eq in step.equations for r in refs_of(eq.rhs)]
+        notes = self.printer.notes(eq_refs)
+        marks = note_marks(notes)
+        equations = [EquationView(eq.lhs, self.cell(eq.rhs, False, marks)) for eq in step.equations]
+        number = self.numbers.get(id(step), 0)
+        words = Words(step.title, step.words)
+        if self.templates is not None:
+            context = {"step": step, "number": number, "case": self.derivation.case, "fmt": self.fmt,
+                       "eq": {eq.lhs: self.printer.cell(eq.rhs) for eq in step.equations}, "value": self.value}
+            words = self.templates.words(step.key, self.output, words, context)
+        return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations,
+                        [(mark_name(n), note.text) for n, note in enumerate(notes, 1)],
+                        self.exact_forms(eq_refs) if self.exact else [])
+
+    def table_view(self, table: Table) -> TableView:
+        """The view of one table: rows in the printed order, cells and columns typed."""
+        notes = self.printer.notes(table_refs(table))
+        marks = note_marks(notes)
+        rows = [[self.cell(c, table.short_exact, marks) for c in row] for row in self.printer.rows(table)]
+        kinds = [column_kind([row[j] for row in rows if j < len(row)]) for j in range(len(table.columns))]
+        return TableView(table.title, list(table.columns), kinds, rows,
+                         [(mark_name(n), note.text) for n, note in enumerate(notes, 1)],
+                         self.exact_forms(table_refs(table)) if self.exact else [])
+
+    def cell(self, cell, short_exact: bool, marks: dict[Ref, str]) -> Cell:
+        """Type one cell of the step model (a Ref, a Vec, an int or a str)."""
+        if isinstance(cell, Ref):
+            return Cell("number", numbers=[Number(self.printer.number(cell, short_exact), marks.get(cell, ""))])
+        if refs_of(cell):
+            return Cell("vector", numbers=[Number(self.printer.number(r, short_exact), marks.get(r, ""))
+                                           for r in refs_of(cell)])
+        if isinstance(cell, int) and not isinstance(cell, bool):
+            return Cell("integer", text=str(cell))
+        text = str(cell)
+        if len(text) > 1 and text.startswith("`") and text.endswith("`"):
+            return Cell("piece", text=text[1:-1])
+        if text == "-inf":
+            return Cell("math", text=text)
+        return Cell("text", text=text)
+
+    def value(self, name: str) -> str:
+        """The printed value of a quantity by the chapter's name (for templates):
+        one number, or ``[a, b, ...]`` for a row.
+
+        Raises:
+            DeriveError: when no quantity has that name (see :func:`derive.names.find`).
+        """
+        from .names import find
+
+        refs = find(self.derivation, name)
+        texts = [self.printer.number(r) for r in refs]
+        return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+
+    # ------------------------------------------------------------------ exact forms
+    def exact_forms(self, refs) -> list[tuple[str, str]]:
+        """(name, exact form) in TeX for each quantity whose exact form is known: a
+        rational, or a forward quantity's closed form or definition (SymPy's printer)."""
+        out = []
+        for ref in dict.fromkeys(refs):
+            form = self.exact_expr(ref)
+            if form is None:
+                continue
+            names = {s: tex(s.name, self.target) for s in form.free_symbols}
+            label = tex(self.derivation.meta(ref).label, self.target)
+            if ref.phase == "grad":
+                label = r"\partial L / \partial " + label
+            elif ref.phase in ("updated", "after"):
+                label += r"\ \text{(after the step)}"
+            out.append((label, sympy.latex(form, symbol_names=names)))
+        return out
+
+    def exact_expr(self, ref: Ref) -> sympy.Expr | None:
+        """The exact value as a SymPy expression, or None where derive has no closed form
+        (an irrational gradient, a quantity after the step)."""
+        v = self.derivation.value(ref)
+        if is_exact(v):
+            return sympy.Rational(int(v.p), int(v.q))
+        if ref.phase != "before":
+            return None
+        form = self.derivation.closed_form(ref.id)
+        return self.derivation.definition(ref.id) if isinstance(form, sympy.Symbol) else form
+
+    # ------------------------------------------------------------------ shared printing
+    def text(self, marked: str) -> str:
+        """Marked text (a step's title or words) in the output format."""
+        return self._join(spans(marked))
+
+    def label(self, text: str) -> str:
+        """A column header or a table title in the output format."""
+        return self._join(label_spans(text))
+
+    def _join(self, parts) -> str:
+        out = []
+        for kind, t in parts:
+            if kind == "math":
+                out.append(self.inline_math(tex(t, self.target)))
+            elif kind == "piece":
+                out.append(self.piece(t.strip("`")))
+            else:
+                out.append(self.prose(t))
+        return "".join(out)
+
+    def words(self, view: StepView) -> str:
+        """The step's words in the output format (a raw template's output as it is)."""
+        return view.words.words if view.words.raw else self.text(view.words.words)
+
+    def aligned(self, view: StepView) -> str:
+        """The step's equations as one TeX ``aligned`` block (without display delimiters),
+        each ``lhs &= value`` with a formula's right side kept: ``u_{5} &= \\frac{x_{5} -
+        \\mu}{\\sigma} = [...]``. Empty when the step has no equations."""
+        lines = []
+        for eq in view.equations:
+            left, _, rest = eq.lhs.partition(" = ")
+            lines.append(tex(left, self.target) + " &= " + (tex(rest, self.target) + " = " if rest else "")
+                         + self.value_tex(eq.value))
+        if not lines:
+            return ""
+        return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}"
+
+    def exact_aligned(self, forms: list[tuple[str, str]]) -> str:
+        """Exact forms as one TeX ``aligned`` block, ``name &= form`` per line."""
+        if not forms:
+            return ""
+        return "\\begin{aligned}\n" + " \\\\\n".join(f"{n} &= {f}" for n, f in forms) + "\n\\end{aligned}"
+
+    def value_tex(self, cell: Cell) -> str:
+        """A cell as TeX math: a number, ``[a, b, c]``, or the text's notation."""
+        if cell.kind in ("number", "vector"):
+            numbers = [number_tex(n.text) + (r"^{\mathrm{" + n.mark + "}}" if n.mark else "") for n in cell.numbers]
+            return numbers[0] if cell.kind == "number" else "[" + ", ".join(numbers) + "]"
+        if cell.kind == "piece":
+            return tex(f"`{cell.text}`", self.target)
+        return tex(cell.text, self.target)
+
+    def number_text(self, number: Number) -> str:
+        """A number as text (not math) in the output format, with its mark."""
+        return self.prose(number.text) + (self.mark(number.mark) if number.mark else "")
+
+    def cell_text(self, cell: Cell) -> str:
+        """A cell as text in the output format (tables of Markdown and HTML)."""
+        if cell.kind == "number":
+            return self.number_text(cell.numbers[0])
+        if cell.kind == "vector":
+            return "[" + ", ".join(self.number_text(n) for n in cell.numbers) + "]"
+        if cell.kind == "piece":
+            return self.piece(cell.text)
+        if cell.kind == "math":
+            return self.inline_math(tex(cell.text, self.target))
+        return self.prose(cell.text)
+
+    # ------------------------------------------------------------------ per format
+    def prose(self, text: str) -> str:
+        """Plain text, escaped for the format."""
+        raise NotImplementedError
+
+    def inline_math(self, tex_math: str) -> str:
+        """TeX math inside running text."""
+        raise NotImplementedError
+
+    def piece(self, piece: str) -> str:
+        """A vocabulary piece (``␣`` marks a leading space) in running text."""
+        raise NotImplementedError
+
+    def mark(self, mark: str) -> str:
+        """A note mark after a number in running text."""
+        raise NotImplementedError
+
+
+def column_kind(cells: list[Cell]) -> str:
+    """How a column is aligned: ``number`` when it holds numbers (and perhaps a few text
+    cells such as ``masked``), ``integer``, ``vector`` or ``text``."""
+    kinds = {c.kind for c in cells}
+    if "number" in kinds and kinds <= {"number", "text", "math", "piece"}:
+        return "number"
+    if kinds == {"integer"}:
+        return "integer"
+    if "vector" in kinds:
+        return "vector"
+    return "text"
