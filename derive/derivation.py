@@ -47,6 +47,31 @@ class Derivation:
     outputs: dict
     _evaluations: dict[int, Evaluation] = field(default_factory=dict, repr=False)
     _forms: dict[int, dict] = field(default_factory=dict, repr=False)
+    display_format: Format = field(default_factory=Format, repr=False)  # how notebooks round
+
+    def __post_init__(self):
+        for step in self.steps:  # a step displays itself in a notebook through its derivation
+            step.derivation = self
+
+    # ------------------------------------------------------------------ notebooks
+    def step(self, key: str) -> Step:
+        """The step ``key`` (see ``derive run --step``).
+
+        Raises:
+            KeyError: when the case has no such step.
+        """
+        for step in self.steps:
+            if step.key == key:
+                return step
+        raise KeyError(f"no step {key!r}; the steps are {', '.join(s.key for s in self.steps)}")
+
+    def _repr_html_(self) -> str:
+        from .notebook import html
+        return html(self)
+
+    def _repr_latex_(self) -> str:
+        from .notebook import latex
+        return latex(self)
 
     # ------------------------------------------------------------------ evaluation
     def evaluation(self, prec: int = START_PREC) -> Evaluation:

@@ -73,3 +73,12 @@ class Step:
     words: str
     tables: list[Table] = field(default_factory=list)
     equations: list[Equation] = field(default_factory=list)
+    derivation = None  # the Derivation this step belongs to, set by it (not a field: no cycle in asdict)
+
+    def _repr_html_(self) -> str | None:
+        from .notebook import html
+        return html(self)
+
+    def _repr_latex_(self) -> str | None:
+        from .notebook import latex
+        return latex(self)
