@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from tokenize import TokenError
+
 import sympy
 from flint import arb, ctx, fmpq
 from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
@@ -37,7 +39,7 @@ from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
-from .handfile import Entry, parse
+from .handfile import NUMBER, Entry, decimal_places, parse
 from .names import HEAD, find
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
@@ -169,7 +171,20 @@ class Checker:
             name = f"g_{last}"
         if name in ("mu", "sigma"):
             name = f"{name}_{last}"
-        return find(self.derivation, name, entry.block, entry.head)
+        try:
+            return find(self.derivation, name, entry.block, entry.head)
+        except DeriveError as exc:
+            case = self.derivation.case
+            if entry.head is not None and not 1 <= entry.head <= case.heads:
+                raise DeriveError(f"head {entry.head} does not exist: the case has {case.heads} head(s)",
+                                  expected=f"a `Head h` line with h from 1 to {case.heads}") from None
+            if entry.block is not None and not 1 <= entry.block <= len(case.blocks):
+                raise DeriveError(f"block {entry.block} does not exist: the case has {len(case.blocks)} block(s)",
+                                  expected=f"a `block b` line with b from 1 to {len(case.blocks)}") from None
+            if exc.expected and exc.expected.startswith("--block"):  # in a file: a context line, or the name
+                raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
+                                  "the name, as in a_{5,3}^{(1)}") from None
+            raise
 
     def table_name(self, key: str, column: str) -> str:
         """The name of a Markdown table cell from its row key (a token or a position) and
@@ -224,7 +239,7 @@ class Checker:
 
     def judge_value(self, ref: Ref, text: str, line: int) -> tuple:
         """(status, message, origin line, conventions matched (a list), expected text, exact digits)."""
-        places = len(text.split(".")[1]) if "." in text else 0
+        places = decimal_places(text) or 0
         printer = self.printer(places)
         fmt = printer.fmt
         expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
@@ -334,13 +349,18 @@ class Checker:
         try:
             expr = _parse_arithmetic(entry.expr)
             value = _evaluate(expr)
-        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
+        except TokenError:
+            return Verdict(entry.line, entry.source, "unreadable",
+                           f"cannot read the arithmetic {entry.expr!r}: a bracket is not closed")
+        except (SyntaxError, TypeError, ValueError, ArithmeticError, sympy.SympifyError) as exc:
             return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
-        places = len(text.split(".")[1])
+        places = decimal_places(text)
         fmt = self.fmt(places)
         expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
         shown = _show(value)
-        quantities = self.by_hand_of(value, places)
+        # a by-hand form takes its inputs from a page printed at the result's places
+        given = max((decimal_places(n) or 0 for n in NUMBER.findall(entry.expr)), default=0)
+        quantities = self.by_hand_of(value, places) if given <= places else []
         if expected is not None and _same(text, expected):
             message = f"correct: {entry.expr} = {shown}"
             tie = isinstance(value, Fraction) and is_tie(value, fmt)
@@ -418,7 +438,7 @@ def _common(lists: list[list[str]]) -> str | None:
 def _same(written: str, expected: str) -> bool:
     """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
     return printed_fraction(written) == printed_fraction(expected) and \
-        len(written.split(".")[-1]) == len(expected.split(".")[-1])
+        decimal_places(written) == decimal_places(expected)
 
 
 def _ancestors(graph, node_id: int, stop: set[int] = frozenset()) -> set[int]:
@@ -461,7 +481,14 @@ def _parse_arithmetic(text: str) -> sympy.Expr:
 
 
 def _evaluate(expr: sympy.Expr):
-    """An exact Fraction when the expression is rational, else a certified ball."""
+    """An exact Fraction when the expression is rational, else a certified ball.
+
+    Raises:
+        ValueError: when the value is undefined (a division by zero) or not real."""
+    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise ValueError("it is undefined (a division by zero?)")
+    if expr.is_real is False:
+        raise ValueError("it is not a real number")
     if expr.is_Rational:
         return Fraction(int(expr.p), int(expr.q))
     with ctx.workprec(READER_PREC):

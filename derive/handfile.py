@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+MINUS = "\u2212"
 
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
@@ -64,11 +67,29 @@ def clean_latex(text: str) -> str:
 
 
 def split_values(text: str) -> list[str] | None:
-    """The numbers of a written value (``0.395`` or ``[a, b, c]``), or None if it is not one."""
+    """The numbers of a written value (``0.395`` or ``[a, b, c]``), or None if it is not one
+    (each number must be whole: ``0.3.95`` or ``.395`` is not a number)."""
     if not VALUE.match(text):
         return None
-    numbers = NUMBER.findall(text)
+    body = text.strip().rstrip(".,;").strip()
+    if body.startswith("["):
+        body = body[1:-1] if body.endswith("]") else None
+    if body is None:
+        return None
+    numbers = [n.strip() for n in body.split(",")]
+    if not all(re.fullmatch(NUMBER.pattern, n) for n in numbers):
+        return None
     return [n.replace("\u2212", "-") for n in numbers] or None
+
+
+def decimal_places(number: str) -> int | None:
+    """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3), or None
+    when it has no digits after the point (``1``, ``11e0``, ``1.5e2``)."""
+    mantissa, _, exponent = number.lower().partition("e")
+    if "." not in mantissa:
+        return None
+    places = len(mantissa.split(".", 1)[1]) - int(exponent or 0)
+    return places if places >= 0 else None
 
 
 def parse(text: str) -> list[Entry]:
@@ -119,18 +140,29 @@ def _equation(text: str, line: int, source: str, context: dict) -> Entry:
     if values is None:
         entry.error = f"cannot read the value {parts[-1]!r}: expected a number such as 0.395 or a vector [a, b]"
         return entry
-    undotted = [v for v in values if "." not in v and "e" not in v.lower()]
+    undotted = [v for v in values if decimal_places(v) is None]
     if undotted:
         entry.error = (f"the number {undotted[0]} has no digits after the point, so its rounding is unknown: "
-                       f"write it with its places (e.g. {undotted[0]}.000)")
+                       f"write it with its places (e.g. {_with_places(undotted[0])})")
         return entry
     entry.values = values
     head = parts[0]
+    if not head:
+        entry.error = "nothing before the `=`: expected `name = value` or `arithmetic = value`"
+        return entry
     if is_arithmetic(head):
         entry.expr = head
     else:
         entry.name = head
     return entry
+
+
+def _with_places(number: str) -> str:
+    """``2`` -> ``2.000``, ``11e0`` -> ``11.000``: a number written with 3 places."""
+    try:
+        return f"{Decimal(number.replace(MINUS, '-')):.3f}"
+    except InvalidOperation:
+        return number + ".000"
 
 
 def is_arithmetic(text: str) -> bool:
