@@ -42,12 +42,13 @@ SYMBOLS = {"<=": r"\le", ">=": r"\ge", "<-": r"\leftarrow", "->": r"\to", "!=": 
 # The chapter's names that are math in a label even though they are words.
 MATH_WORDS = GREEK | {"eps", "inf", "attn", "sqrt", "ln", "exp"}
 
-SCRIPT = r"(?:_\{[^{}]*\}|_[A-Za-z0-9]+(?:,[A-Za-z0-9]+)*|\^\{[^{}]*\}|\^\([^()]*\)|\^[A-Za-z0-9]+)"
+SCRIPT = (r"(?:_\{[^{}]*\}|_(?:\d+|[A-Za-z]+)(?:,(?:\d+|[A-Za-z]+))*|\^\{[^{}]*\}|\^\([^()]*\)"
+          r"|\^(?:\d+|[A-Za-z]+))")
 TOKEN = re.compile(
     r"(?P<piece>`[^`]*`|" + SPACE + r"[^\s()\[\],`]*)"
-    r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,2}))"
+    r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,3}))"
     r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)"
-    r"|(?P<name>[A-Za-z]+(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,2})(?P<index>\[[^\[\]]*\])?)"
+    r"|(?P<name>[A-Za-z]+(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
     r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
     r"|(?P<dot>(?<=\s)\.(?=\s))"
     r"|(?P<space>\s+)"
@@ -316,14 +317,17 @@ class _Tex:
         return SYMBOLS.get(t, t if t.isascii() else r"\text{" + t + "}")
 
     def _name(self, t: str) -> str:
-        m = re.fullmatch(r"([A-Za-z]+)('*)(" + SCRIPT + r"{0,2})(\[[^\[\]]*\])?", t)
+        m = re.fullmatch(r"([A-Za-z]+)('*)(" + SCRIPT + r"{0,3})(\[[^\[\]]*\])?", t)
         base, prime, scripts, index = m.groups()
-        out = symbol_tex(base) + prime
+        out, marks = symbol_tex(base) + prime, ""
         for script in re.findall(SCRIPT, scripts or ""):
             mark, body = script[0], script[1:]
             if body.startswith("{") and body.endswith("}"):
                 body = body[1:-1]
+            if mark in marks:  # W_O_{1,1}: the entry of W_O, not a double subscript
+                out, marks = "{" + out + "}", ""
             out += mark + "{" + self.formula(body) + "}"
+            marks += mark
         if index:
             out += "[" + self.formula(index[1:-1]) + "]"
         return out

@@ -27,6 +27,7 @@ from .rounding import Format
 from .steps import Ref, Step, Table
 from .templates import Templates, Words
 
+SHORT_FORM = 40  # TeX characters: an exact form shorter than this shares its row with others
 MODE_WORDS = {"half-away": "half away from zero", "half-even": "half to even", "down": "toward zero",
               "floor": "down (floor)", "ceiling": "up (ceiling)"}
 
@@ -277,11 +278,28 @@ class DocumentRenderer:
             return ""
         return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}"
 
+    def exact_rows(self, forms: list[tuple[str, str]]) -> list[str]:
+        """Exact forms as rows of an alignment, ``name &= form``: up to three short ones
+        side by side (``... & name &= form``), a long one alone."""
+        rows, row = [], []
+        for name, form in forms:
+            pair = f"{name} &= {form}"
+            if len(form) > SHORT_FORM:
+                rows += [" & ".join(row)] if row else []
+                rows.append(pair)
+                row = []
+                continue
+            row.append(pair)
+            if len(row) == 3:
+                rows.append(" & ".join(row))
+                row = []
+        return rows + ([" & ".join(row)] if row else [])
+
     def exact_aligned(self, forms: list[tuple[str, str]]) -> str:
-        """Exact forms as one TeX ``aligned`` block, ``name &= form`` per line."""
+        """Exact forms as one TeX ``aligned`` block (see :meth:`exact_rows`)."""
         if not forms:
             return ""
-        return "\\begin{aligned}\n" + " \\\\\n".join(f"{n} &= {f}" for n, f in forms) + "\n\\end{aligned}"
+        return "\\begin{aligned}\n" + " \\\\\n".join(self.exact_rows(forms)) + "\n\\end{aligned}"
 
     def value_tex(self, cell: Cell) -> str:
         """A cell as TeX math: a number, ``[a, b, c]``, or the text's notation."""

@@ -104,7 +104,7 @@ class LatexRenderer(DocumentRenderer):
             parts.append("\\[\n" + self.aligned(view) + "\n\\]")
         parts += [self.notes(view.notes)] if view.notes else []
         if view.exact:
-            parts.append("\\[\n" + self.exact_aligned(view.exact) + "\n\\]")
+            parts.append(self.exact_display(view.exact))
         return "\n\n".join(p for p in parts if p)
 
     def table(self, view: TableView) -> str:
@@ -134,8 +134,14 @@ class LatexRenderer(DocumentRenderer):
         if view.notes:
             lines.append(self.notes(view.notes))
         if view.exact:
-            lines.append("\\[\n" + self.exact_aligned(view.exact) + "\n\\]")
+            lines.append(self.exact_display(view.exact))
         return "\n".join(lines)
+
+    def exact_display(self, forms: list[tuple[str, str]]) -> str:
+        """Exact forms in an ``align*`` that may break across pages (a long list would
+        not fit one)."""
+        return ("{\\allowdisplaybreaks\n\\begin{align*}\n" + " \\\\\n".join(self.exact_rows(forms))
+                + "\n\\end{align*}}")
 
     def table_cell(self, cell: Cell, kind: str) -> str:
         """A cell in a column of ``kind``: a bare number in an ``S`` column, anything else

@@ -1,0 +1,170 @@
+"""What the document commands share: atomic output files (a failed or killed run leaves
+the previous file as it was), an author's Jinja2 templates, the notebook displays, and the
+options they share with `derive run`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from documents import CASES, ROOT, cli
+
+import derive.output
+from derive.cli import app
+from derive.notebook import load
+from derive.render_html import HtmlRenderer
+from derive.rounding import Format
+from derive.steps import Step
+
+PREVIOUS = "the previous, complete output\n"
+
+
+def test_a_failure_while_rendering_leaves_the_previous_file(tmp_path, monkeypatch):
+    page = tmp_path / "page.html"
+    page.write_text(PREVIOUS)
+    calls = []
+    table = HtmlRenderer.table
+
+    def fail_on_the_fifth_table(self, view):
+        calls.append(view)
+        if len(calls) == 5:
+            raise RuntimeError("injected failure halfway through the page")
+        return table(self, view)
+
+    monkeypatch.setattr(HtmlRenderer, "table", fail_on_the_fifth_table)
+    result = CliRunner().invoke(app, ["html", CASES[0], "-o", str(page)])
+    assert isinstance(result.exception, RuntimeError)
+    assert page.read_text() == PREVIOUS
+    assert os.listdir(tmp_path) == ["page.html"]
+
+
+def test_a_failure_while_writing_leaves_the_previous_file(tmp_path, monkeypatch):
+    out = tmp_path / "chapter.tex"
+    out.write_text(PREVIOUS)
+
+    def broken_disk(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(derive.output.os, "fsync", broken_disk)
+    result = CliRunner().invoke(app, ["latex", CASES[0], "--step", "loss", "-o", str(out)])
+    assert isinstance(result.exception, OSError)
+    assert out.read_text() == PREVIOUS
+    assert os.listdir(tmp_path) == ["chapter.tex"]
+
+
+KILLED_HALFWAY = textwrap.dedent("""
+    import os, signal, sys
+    import derive.output
+
+    real_fdopen = os.fdopen
+
+    class HalfThenKilled:
+        def __init__(self, handle):
+            self.handle = handle
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            return False
+        def write(self, text):
+            self.handle.write(text[: len(text) // 2])
+            self.handle.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    derive.output.os.fdopen = lambda *a, **k: HalfThenKilled(real_fdopen(*a, **k))
+    from derive.cli import app
+    app(sys.argv[1:])
+""")
+
+
+@pytest.mark.parametrize("command", ["latex", "markdown", "html"])
+def test_a_run_killed_halfway_leaves_the_previous_file(tmp_path, command):
+    out = tmp_path / f"out.{command}"
+    out.write_text(PREVIOUS)
+    done = subprocess.run([sys.executable, "-c", KILLED_HALFWAY, command, CASES[0], "-o", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr  # SIGKILL, halfway through writing
+    assert out.read_text() == PREVIOUS
+    leftovers = [p for p in tmp_path.iterdir() if p != out]
+    assert all(p.name.startswith(".out.") for p in leftovers)  # at most a hidden, partial temporary file
+
+
+def test_a_complete_run_replaces_the_file_and_keeps_its_permissions(tmp_path):
+    out = tmp_path / "chapter.md"
+    out.write_text(PREVIOUS)
+    out.chmod(0o640)
+    cli("markdown", CASES[0], "--step", "loss", "-o", str(out))
+    assert out.read_text().startswith("# the cat climbed the")
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert os.listdir(tmp_path) == ["chapter.md"]
+
+
+def test_templates_replace_the_words(tmp_path):
+    (tmp_path / "layernorm.j2").write_text(
+        '{% set title = "LayerNorm, row by row" %}'
+        "From here on we follow the last row: $mu_5$ = {{ eq['mu_5'] }} and $sigma_5$ = {{ value('sigma_5') }}. "
+        "{{ words }}")
+    (tmp_path / "attention.latex.j2").write_text("\\emph{Raw} words for step {{ number }} of `{{ case.name }}`.")
+    latex = cli("latex", CASES[0], "--templates", str(tmp_path))
+    # mu_5 = 0.000 and sigma_5 = 0.866: the seed 000's step 4.
+    assert "\\subsection*{Step 4. LayerNorm, row by row}" in latex
+    assert "the last row: $\\mu_{5}$ = 0.000 and $\\sigma_{5}$ = 0.866. Each row is normalised" in latex
+    assert "\\emph{Raw} words for step 6 of `cat-climbed`." in latex
+    markdown = cli("markdown", CASES[0], "--templates", str(tmp_path))
+    assert "## Step 4. LayerNorm, row by row" in markdown
+    assert "the last row: $\\mu_{5}$ = 0.000" in markdown
+    assert "Raw" not in markdown  # the raw template is LaTeX's only
+    page = cli("html", CASES[0], "--templates", str(tmp_path), "--step", "layernorm")
+    assert "the last row: \\(\\mu_{5}\\) = 0.000" in page
+
+
+@pytest.mark.parametrize("template, message", [
+    ("{{ undefined_name }}", "'undefined_name' is undefined"),
+    ("{{ value('no_such_quantity') }}", "no quantity is called 'no_such_quantity'"),
+    ("{% if %}", "line 1"),
+])
+def test_a_bad_template_is_a_user_error(tmp_path, template, message):
+    (tmp_path / "loss.j2").write_text(template)
+    result = CliRunner().invoke(app, ["markdown", CASES[0], "--templates", str(tmp_path)])
+    assert result.exit_code == 2
+    error = " ".join(result.stderr.split())
+    assert "loss.j2" in error and message in error
+
+
+def test_a_missing_template_folder_is_a_user_error(tmp_path):
+    result = CliRunner().invoke(app, ["latex", CASES[0], "--templates", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert "not a folder of templates" in result.stderr
+
+
+def test_notebook_displays():
+    derivation = load(CASES[0])
+    page = derivation._repr_html_()
+    assert page.count('<details class="step"') == len(derivation.steps)
+    assert "0.866" in page and "<script" not in page  # Jupyter typesets the math itself
+    loss = derivation.step("loss")
+    assert "0.928" in loss._repr_latex_()  # L = 0.928, the seed 000's loss
+    assert loss._repr_html_().count('<details class="step"') == 1
+    derivation.display_format = Format(places=4)
+    assert "0.9277" in loss._repr_latex_()
+    assert Step("x", "A step of no derivation", "words")._repr_html_() is None
+    with pytest.raises(KeyError):
+        derivation.step("no-such-step")
+
+
+SHARED = ("case", "step", "exact", "places", "sig", "rounding", "signed_zero", "carry", "output")
+
+
+@pytest.mark.parametrize("command", ["latex", "markdown", "html"])
+def test_document_commands_share_runs_options(command):
+    group = typer.main.get_command(app)
+    params = {name: {p.name: p for p in group.commands[name].params} for name in ("run", command)}
+    for name in SHARED:
+        run, other = params["run"][name], params[command][name]
+        assert (run.opts, run.help if hasattr(run, "help") else None, run.default) == \
+               (other.opts, other.help if hasattr(other, "help") else None, other.default), name

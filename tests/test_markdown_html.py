@@ -1,0 +1,150 @@
+"""`derive markdown` and `derive html`: the numbers are the JSON export's, every formula
+renders with KaTeX (npm, under Node, throwOnError and strict), and the page opens in
+headless Chromium with no console message, every formula typeset, and a screenshot."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from documents import (CASES, ROOT, aligned_blocks, check_numbers, cli, derivation_of, json_decimals, katex_failures,
+                       katex_ready, markdown_tables, math_in_markdown, tool)
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+class TextAndMath(HTMLParser):
+    """The text of a page outside <script> and <style>, and the formulas in it."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.skip = 0
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.text.append(data)
+
+    def formulas(self) -> list[tuple[str, bool]]:
+        text = "".join(self.text)
+        return ([(t, True) for t in re.findall(r"\\\[(.*?)\\\]", text, re.S)]
+                + [(t, False) for t in re.findall(r"\\\((.*?)\\\)", text, re.S)])
+
+
+def page_formulas(page: str) -> list[tuple[str, bool]]:
+    parser = TextAndMath()
+    parser.feed(page)
+    return parser.formulas()
+
+
+def chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess:
+    """Headless Chromium on ``url`` with a fresh profile, its console on stderr."""
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+    return subprocess.run([tool("chromium"), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr",
+                           "--v=0", "--virtual-time-budget=10000", *args, url],
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("math", ["dollars", "brackets"])
+@pytest.mark.parametrize("options", [(), ("--places", "4", "--rounding", "half-even")], ids=["3 places", "4 half-even"])
+def test_markdown_numbers_are_the_json_decimals(math, options):
+    case = CASES[0]
+    text = cli("markdown", case, "--math", math, *options)
+    compared = check_numbers(case, markdown_tables(text), aligned_blocks(text), json_decimals(case, *options))
+    assert compared > 300
+
+
+def test_markdown_sections_and_tables():
+    text = cli("markdown", CASES[0])
+    derivation = derivation_of(CASES[0])
+    headings = re.findall(r"^## Step (\d+)\. ", text, re.M)
+    assert headings == [str(n) for n in range(1, len(derivation.steps) + 1)]
+    for table in markdown_tables(text):
+        assert len({len(row) for row in table}) == 1
+    assert "| token | `the` | `␣cat` | `␣climb` | `ed` | `␣the` |" in text  # the seed's step 1
+    assert "| id | 0 | 2 | 4 | 5 | 1 |" in text
+
+
+@pytest.mark.parametrize("math", ["dollars", "brackets"])
+def test_every_markdown_formula_renders_with_katex(math):
+    text = cli("markdown", CASES[0], "--math", math, "--exact")
+    formulas = math_in_markdown(text, math)
+    assert len(formulas) > 60
+    assert katex_failures(formulas) == []
+
+
+def test_every_html_formula_renders_with_katex():
+    page = cli("html", CASES[0], "--exact")
+    formulas = page_formulas(page)
+    assert len(formulas) > 60
+    assert katex_failures(formulas) == []
+
+
+def test_katex_check_catches_a_bad_formula():
+    failures = katex_failures([("\\frac{1}{", True), ("\\undefinedcommand", False), ("a_{5}", False)])
+    assert [f["tex"] for f in failures] == ["\\frac{1}{", "\\undefinedcommand"]
+
+
+def test_html_page_in_chromium(tmp_path):
+    page = tmp_path / "page.html"
+    cli("html", CASES[0], "-o", str(page))
+    expected = len(page_formulas(page.read_text(encoding="utf-8")))
+    done = chromium(tmp_path, page.as_uri(), "--dump-dom")
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == []
+    dom = done.stdout
+    assert dom.count('class="katex"') == expected  # every formula typeset by the inlined KaTeX
+    assert 'class="katex-error"' not in dom
+    steps = derivation_of(CASES[0]).steps
+    assert len(re.findall(r'<details class="step"', dom)) == len(steps)
+    assert [int(n) for n in re.findall(r'<span class="number">Step (\d+)\.</span>', dom)] == list(range(1, len(steps) + 1))
+
+    shot = tmp_path / "attention.png"
+    done = chromium(tmp_path, page.as_uri() + "#step-attention", "--window-size=1200,1600", "--hide-scrollbars",
+                    f"--screenshot={shot}")
+    assert [line for line in done.stderr.splitlines() if ":CONSOLE" in line] == []
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 30000
+
+
+def test_html_page_is_self_contained():
+    page = cli("html", CASES[0])
+    assert len(page) < 2_000_000
+    markup = re.sub(r"<script>.*?</script>", "", page, flags=re.S)  # the scripts are inline
+    links = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", markup)
+    assert [link for link in links if not link.startswith(("#", "data:"))] == []
+    style = "".join(re.findall(r"<style>(.*?)</style>", page, re.S))
+    urls = re.findall(r"url\(([^)]*)\)", style)
+    assert len(urls) == 20 and all(u.startswith("data:font/woff2;base64,") for u in urls)
+    assert "<script src" not in page and "<link" not in page
+
+
+def test_vendored_katex_is_the_npm_release():
+    katex_ready()
+    dist = ROOT / "node_modules" / "katex" / "dist"
+    vendored = ROOT / "derive" / "katex"
+    pairs = [(dist / "katex.min.js", vendored / "katex.min.js"), (dist / "katex.min.css", vendored / "katex.min.css"),
+             (dist / "contrib" / "auto-render.min.js", vendored / "auto-render.min.js"),
+             (dist.parent / "LICENSE", vendored / "LICENSE")]
+    pairs += [(font, vendored / "fonts" / font.name) for font in sorted((dist / "fonts").glob("*.woff2"))]
+    assert len(pairs) == 24
+    for npm, ours in pairs:
+        assert ours.read_bytes() == npm.read_bytes(), ours.name
+
+
+def test_html_words_and_tables_are_escaped():
+    page = cli("html", CASES[0], "--step", "logits")
+    assert "<code>&lt;eot&gt;</code>" in page  # the vocabulary's <eot> piece, as text
+    body = page[page.index("<main"):page.index("</main>")]
+    assert "<eot>" not in body  # in the notes too: z_&lt;eot&gt;
+    assert "z_&lt;eot&gt;" in body
