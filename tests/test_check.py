@@ -1,0 +1,563 @@
+"""``derive check CASE FILE`` (issue 3): a verdict on every line of a hand computation.
+
+(a) the seed 000's printed numbers typed in every accepted form check as correct or
+    explained, with the z_roof tie explained;
+(b) deliberate slips (a wrong digit in a middle step, a sign error, a swapped head) are
+    exactly the `wrong` lines, and the lines computed from them are `inherited` from the
+    right line;
+(c) a reader who used another convention is told which one, for every convention of the
+    list; the reader's values are computed here by an independent forward pass
+    (tests/hand/hand_reference.py, weights typed from /work/shared/reference/cat-climbed.md)
+    or, for sinusoids, on a small case of the test's own;
+(d) bad lines get a message for that line and the others are still checked; the JSON
+    output parses.
+
+The fixtures are tests/hand/seed_000.md (numbers copied from the seed page) and
+tests/hand/seed_000_slips.md (the slips; every number that follows from a slip is
+recomputed here from the slipped value, never taken from derive).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from derive.case import load_case
+from derive.check import CONVENTIONS, Checker
+from derive.derivation import derive
+
+HAND = Path(__file__).parent / "hand"
+sys.path.insert(0, str(HAND))
+import hand_reference as R  # noqa: E402
+
+SEED_FILE = HAND / "seed_000.md"
+SLIPS_FILE = HAND / "seed_000_slips.md"
+GOOD = ("correct", "explained")
+
+
+# ----------------------------------------------------------------------------- helpers
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("derive")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=600)
+
+
+def check_json(case: str, path: Path) -> tuple[int, list[dict]]:
+    out = run_cli("check", case, str(path), "--format", "json")
+    assert "Traceback" not in out.stderr, out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def derivation():
+    return derive(load_case("cat-climbed"))
+
+
+@pytest.fixture(scope="module")
+def exact():
+    return R.forward()
+
+
+def check(derivation, text: str):
+    """Verdicts of a fresh checker on ``text``."""
+    return Checker(derivation).check_text(text)
+
+
+def line_no(path: Path, start: str, after: int = 0) -> int:
+    """The 1-based number of the first line after line ``after`` that starts with ``start``."""
+    for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if i > after and text.strip().startswith(start):
+            return i
+    raise AssertionError(f"no line starts with {start!r}")
+
+
+def values_on(path: Path, number: int) -> list[F]:
+    """The numbers after the last ``=`` of a line of a fixture."""
+    text = path.read_text(encoding="utf-8").splitlines()[number - 1]
+    return R.seed_vector(text.rsplit("=", 1)[1])
+
+
+def named(convention: str | None) -> set[str]:
+    """The conventions a verdict names (several are joined with " or ")."""
+    return set(convention.split(" or ")) if convention else set()
+
+
+# ----------------------------------------------------------------------------- the reference itself
+def test_reference_reproduces_the_seed(exact):
+    """The independent forward pass reproduces the seed's printed numbers (so the values
+    the tests below compute with it can be trusted)."""
+    assert R.texts(exact["f"]) == [t.replace("−", "-").strip() for t in R.SEED_F5.split(",")]
+    assert R.texts(exact["u"][4]) == R.texts(R.seed_vector(R.SEED_U5))
+    assert R.text(exact["sigma"][4]) == R.SEED_SIGMA5
+    for head in (1, 2):
+        rows = R.seed_rows(R.SEED_HEADS[head])
+        assert R.texts(exact["a"][head][4]) == [R.text(R.printed(r[5])) for r in rows]
+        assert [R.text(exact["es"][head][4][j]) for j in range(5)] == [R.text(R.printed(r[4])) for r in rows]
+        assert R.texts(exact["o"][head][4]) == R.texts(R.seed_vector(R.SEED_O5[head]))
+    for token, z, ez, p in R.seed_rows(R.SEED_LOGITS):
+        piece = R.token(token)
+        assert (R.text(exact["z"][piece]), R.text(exact["ez"][piece]), R.text(exact["p"][piece])) == \
+            tuple(R.text(R.printed(v)) for v in (z, ez, p))
+    for name, key in (("h_5", "h"), ("u'_5", "u2"), ("GELU", "g"), ("m_5", "m"), ("y_5", "y")):
+        assert R.texts(exact[key][4]) == R.texts(R.seed_vector(R.SEED_STEP8[name])), name
+    assert R.text(exact["L"]) == "0.928"
+
+
+# ----------------------------------------------------------------------------- (a) the seed, every form
+@pytest.fixture(scope="module")
+def seed_check():
+    return check_json("cat-climbed", SEED_FILE)
+
+
+def at(verdicts: list[dict], number: int) -> list[dict]:
+    found = [v for v in verdicts if v["line"] == number]
+    assert found, number
+    return found
+
+
+def test_seed_file_checks_clean(seed_check):
+    code, verdicts = seed_check
+    assert code == 0
+    bad = [(v["line"], v["status"], v["message"]) for v in verdicts if v["status"] not in GOOD]
+    assert not bad
+    assert len(verdicts) > 150
+
+
+def test_seed_named_lines(seed_check, exact):
+    _, verdicts = seed_check
+    u5 = at(verdicts, line_no(SEED_FILE, "u_5 = ["))
+    assert len(u5) == 1 and u5[0]["status"] == "correct" and u5[0]["name"] == "u_5"
+    assert [F(v) for v in u5[0]["written"]] == R.seed_vector(R.SEED_U5)
+    for start, name, value in (("p(␣roof) =", "p(␣roof)", exact["p"]["␣roof"]), ("L = 0.928", "L", exact["L"]),
+                               ("sigma_5 =", "sigma_5", exact["sigma"][4]), ("mu_5 =", "mu_5", exact["mu"][4]),
+                               ("a_{5,3}^{(1)} =", "a_{5,3}", exact["a"][1][4][2]),
+                               ("h_5[1] =", "h_5[1]", exact["h"][4][0])):
+        (v,) = at(verdicts, line_no(SEED_FILE, start))
+        assert (v["status"], v["name"], v["expected"]) == ("correct", name, [R.text(value)]), start
+    # a_{5,3} under a `Head 1` line is head 1's (head 2's would be 0.067)
+    head1 = line_no(SEED_FILE, "Head 1")
+    (v,) = at(verdicts, line_no(SEED_FILE, "a_{5,3} = 0.622", head1))
+    assert v["status"] == "correct" and v["expected"] == [R.text(exact["a"][1][4][2])]
+    assert R.text(exact["a"][2][4][2]) != "0.622"
+    (v,) = at(verdicts, line_no(SEED_FILE, "a_{5,2} = 0.882"))
+    assert v["status"] == "correct"  # under `Head 2`
+
+
+def test_seed_arithmetic_lines(seed_check, exact):
+    _, verdicts = seed_check
+    # the seed's q_5 . k_1 of head 1 from its printed inputs is -2.355553, which rounds to
+    # -2.356; the printed -2.357 is the exact value's rounding: explained
+    reader = F("1.732") * F("-0.816") + F("-0.577") * F("1.633")
+    assert R.text(reader) == "-2.356" and R.text(exact["qk"][1][4][0]) == "-2.357"
+    (v,) = at(verdicts, line_no(SEED_FILE, "1.732*-0.816"))
+    assert v["status"] == "explained" and "q_5.k_1" in v["message"]
+    (v,) = at(verdicts, line_no(SEED_FILE, "e^{2.400} ="))
+    assert R.text(R.exp(F("2.400"))) == "11.023" and v["status"] == "correct"
+    (v,) = at(verdicts, line_no(SEED_FILE, "-ln(0.395) ="))
+    assert R.text(-R.ln(F("0.395"))) == "0.929" and v["status"] == "correct"
+    (v,) = at(verdicts, line_no(SEED_FILE, "0.011 + 0.035"))
+    assert v["status"] == "correct"
+
+
+def test_seed_z_roof_tie_is_explained(seed_check, exact):
+    """z_roof from the printed f_5 is 2.4905, exactly a tie; every z_roof line says so."""
+    f5 = R.seed_vector(R.SEED_F5)
+    reader = sum(a * b for a, b in zip(f5, R.W_U_COLUMNS[R.PIECES.index("␣roof")]))
+    assert reader == F("2.4905") and R.is_tie(reader)
+    exact_digits = "2.49067"
+    assert str(float(exact["z"]["␣roof"]))[:7] == exact_digits
+    _, verdicts = seed_check
+    lines = [line_no(SEED_FILE, "z_roof ="), line_no(SEED_FILE, "| `␣roof` |"),
+             line_no(SEED_FILE, r"\[f_5 =")]
+    for number in lines:
+        (v,) = [v for v in at(verdicts, number) if v["name"] == "z_␣roof"]
+        assert v["status"] == "correct"
+        assert "2.4905" in v["message"] and "tie" in v["message"] and exact_digits in v["message"], v
+    (v,) = at(verdicts, line_no(SEED_FILE, "-0.987*(-0.5)"))
+    assert v["status"] == "correct" and "tie" in v["message"] and "z_␣roof" in v["message"]
+    assert exact_digits in v["message"]
+
+
+def test_seed_markdown_tables(seed_check, exact):
+    _, verdicts = seed_check
+    # the logits table: one entry per z, e^z and p of every token, all correct
+    first = line_no(SEED_FILE, "| `␣roof` |")
+    rows = R.seed_rows(R.SEED_LOGITS)
+    for offset, (token, z, ez, p) in enumerate(rows):
+        piece = R.token(token)
+        entries = at(verdicts, first + offset)
+        assert [v["name"] for v in entries] == [f"z_{piece}", f"e^z_{piece}", f"p({piece})"]
+        assert all(v["status"] == "correct" for v in entries)
+        assert [v["written"][0] for v in entries] == [R.text(R.printed(t)) for t in (z, ez, p)]
+    # the per-head tables: k_j (the head's columns), q.k, s, e^s, a for each j
+    for head in (1, 2):
+        start = line_no(SEED_FILE, f"Head {head}", line_no(SEED_FILE, "## The per-head tables"))
+        first = line_no(SEED_FILE, "| `the` |", start)
+        for j, row in enumerate(R.seed_rows(R.SEED_HEADS[head]), 1):
+            entries = at(verdicts, first + j - 1)
+            assert [v["name"] for v in entries] == [f"k_{j}", f"q_5.k_{j}", f"s_{{5,{j}}}", f"e^s_{{5,{j}}}",
+                                                    f"a_{{5,{j}}}"]
+            assert all(v["status"] == "correct" for v in entries)
+            assert [F(x) for x in entries[0]["written"]] == R.seed_vector(row[1])
+            assert entries[4]["expected"] == [R.text(exact["a"][head][4][j - 1])]
+    # the u and Q, K, V tables of steps 4 and 5
+    first = line_no(SEED_FILE, "| `the` | −0.816")
+    for t in range(5):
+        entries = at(verdicts, first + t)
+        assert [v["name"] for v in entries] == [f"u_{t + 1}[{c}]" for c in range(1, 5)]
+        assert [v["expected"][0] for v in entries] == R.texts(exact["u"][t])
+    first = line_no(SEED_FILE, "| `the` | [1.633")
+    for t in range(5):
+        entries = at(verdicts, first + t)
+        assert [v["name"] for v in entries] == [f"q_{t + 1}", f"k_{t + 1}", f"v_{t + 1}"]
+        assert [v["expected"] for v in entries] == [R.texts(exact[k][t]) for k in ("q", "k", "v")]
+
+
+def test_seed_step8_aligned_block(seed_check):
+    _, verdicts = seed_check
+    entries = at(verdicts, line_no(SEED_FILE, r"\[\begin{aligned} h_5"))
+    assert [v["name"] for v in entries] == ["h_5", "u'_5", "u'_5W_1", "g_5", "m_5", "y_5"]
+    assert all(v["status"] == "correct" for v in entries)
+    step8 = R.SEED_STEP8
+    u2 = R.seed_vector(step8["u'_5"])
+    expected = [step8["h_5"], step8["u'_5"], None, step8["GELU"], step8["m_5"], step8["y_5"]]
+    for v, seed in zip(entries, expected):
+        values = [F(x) for x in v["written"]]
+        assert values == (R.seed_vector(seed) if seed else u2 + [-x for x in u2])
+
+
+def test_seed_other_display_lines(seed_check):
+    _, verdicts = seed_check
+    sgd = at(verdicts, line_no(SEED_FILE, r"\[\begin{aligned} -0.5"))
+    grad = next(R.seed_vector(g) for i, _, g in R.seed_rows(R.SEED_GRADIENTS) if i == "1")
+    after = [R.rounded(e - F(1, 10) * g) for e, g in zip(R.E[1], grad)]
+    assert after == R.seed_vector(R.SEED_THE_UPDATED)
+    assert [v["status"] for v in sgd] == ["correct"] * 4
+    assert [F(v["written"][0]) for v in sgd] == after
+    names = [v["name"] for v in at(verdicts, line_no(SEED_FILE, r"\[\mu = 0.000"))]
+    assert names == ["mu_5", "sigma_5", "u_5"]
+    names = [v["name"] for v in at(verdicts, line_no(SEED_FILE, r"\[o_5^{(1)}"))]
+    assert names == ["o_5^(1)", "o_5^(2)", "attn_5"]
+    assert all(v["status"] == "correct" for v in verdicts if v["line"] >= line_no(SEED_FILE, r"\[L ="))
+
+
+def test_seed_report_rich():
+    out = run_cli("check", "cat-climbed", str(SEED_FILE))
+    assert out.returncode == 0, out.stderr
+    assert "wrong" not in out.stdout and "unreadable" not in out.stdout
+    assert re.search(r"\d+ entries: \d+ correct, 1 explained", out.stdout)
+
+
+# ----------------------------------------------------------------------------- (b) slips
+def slip_lines() -> dict[str, int]:
+    return {"sigma_3": line_no(SLIPS_FILE, "sigma_3 ="), "u_3": line_no(SLIPS_FILE, "u_3 ="),
+            "q_3": line_no(SLIPS_FILE, "q_3 ="), "s": line_no(SLIPS_FILE, "s_{5,2} ="),
+            "e^s": line_no(SLIPS_FILE, "e^s_{5,2} ="), "o": line_no(SLIPS_FILE, "o_5^{(1)} ="),
+            "a_5": line_no(SLIPS_FILE, "a_5 ="), "h_5": line_no(SLIPS_FILE, "h_5 =")}
+
+
+def test_slips_fixture_is_what_the_reader_computes(exact):
+    """Each line after a slip is recomputed here from the slipped value."""
+    lines = slip_lines()
+    # slip 1: sigma_3 written 0.953 (the exact one is 0.935)
+    (sigma3,) = values_on(SLIPS_FILE, lines["sigma_3"])
+    assert sigma3 == F("0.953") and R.text(exact["sigma"][2]) == "0.935"
+    x3 = [R.E[4][c] + R.P[2][c] for c in range(4)]
+    mu3 = sum(x3) / 4
+    u3 = [R.rounded((x - mu3) / sigma3) for x in x3]
+    assert values_on(SLIPS_FILE, lines["u_3"]) == u3
+    assert values_on(SLIPS_FILE, lines["q_3"]) == [u3[3], u3[1], u3[3], u3[0]]  # Q = (u4, u2, u4, u1)
+    # slip 2: s_{5,2} of head 2 is +2.357, written -2.357; then e^s from it
+    (s52,) = values_on(SLIPS_FILE, lines["s"])
+    assert s52 == -R.rounded(exact["s"][2][4][1]) and R.text(exact["s"][2][4][1]) == "2.357"
+    assert values_on(SLIPS_FILE, lines["e^s"]) == [R.rounded(R.exp(s52))]
+    # slip 3: head 1's output written with head 2's numbers; then a_5 = [o^(1) | o^(2)], h_5 = x_5 + a_5
+    o1 = values_on(SLIPS_FILE, lines["o"])
+    assert o1 == [R.rounded(v) for v in exact["o"][2][4]] != [R.rounded(v) for v in exact["o"][1][4]]
+    a5 = values_on(SLIPS_FILE, lines["a_5"])
+    assert a5 == o1 + R.seed_vector(R.SEED_O5[2])
+    x5 = [R.E[1][c] + R.P[4][c] for c in range(4)]
+    assert values_on(SLIPS_FILE, lines["h_5"]) == [x + a for x, a in zip(x5, a5)]
+
+
+def test_slips_are_named_and_followers_inherit():
+    code, verdicts = check_json("cat-climbed", SLIPS_FILE)
+    assert code == 1
+    lines = slip_lines()
+    by_line = {}
+    for v in verdicts:
+        by_line.setdefault(v["line"], []).append(v)
+    assert all(len(vs) == 1 for vs in by_line.values())
+    status = {n: vs[0]["status"] for n, vs in by_line.items()}
+    origin = {n: vs[0]["origin"] for n, vs in by_line.items()}
+    assert {n for n, s in status.items() if s == "wrong"} == {lines["sigma_3"], lines["s"], lines["o"]}
+    inherited = {lines["u_3"]: lines["sigma_3"], lines["q_3"]: lines["sigma_3"], lines["e^s"]: lines["s"],
+                 lines["a_5"]: lines["o"], lines["h_5"]: lines["o"]}
+    assert {n: origin[n] for n, s in status.items() if s == "inherited"} == inherited
+    assert all(s == "correct" for n, s in status.items() if n not in inherited and n not in
+               (lines["sigma_3"], lines["s"], lines["o"]))
+    for n, o in inherited.items():
+        assert f"line {o}" in by_line[n][0]["message"]
+    swapped = by_line[lines["o"]][0]["message"]
+    assert "head 2" in swapped and "swapped" in swapped
+    assert "2.357" in by_line[lines["s"]][0]["message"]  # the exact value's rounding
+
+
+def test_slip_chain_through_an_inherited_line(derivation):
+    """A digit slip in h_5 after a sign error elsewhere: u'_5 (from the slipped h_5), m_5
+    (from that u'_5) and y_5 (h_5 + m_5) all inherit from the h_5 line, not the earlier one."""
+    h = [F("-1.239"), F("0.911"), F("-1.021"), F("0.890")]  # 0.980 written 0.890
+    _, _, u2 = R.layer_norm(h, "n", "inside", lambda q: q)
+    u2 = [R.rounded(v) for v in u2]
+    g = [R.gelu(v, "gelu_tanh") for v in u2 + [-v for v in u2]]
+    m = [R.rounded(g[c] + g[c + 4]) for c in range(4)]
+    y = [a + b for a, b in zip(h, m)]
+    text = "\n".join(["Head 2", "s_{5,2} = -2.357", "Head 1", f"h_5 = {R.vector(h)}", f"u'_5 = {R.vector(u2)}",
+                      f"m_5 = {R.vector(m)}", f"y_5 = {R.vector(y)}"])
+    verdicts = check(derivation, text)
+    assert [(v.line, v.status, v.origin) for v in verdicts] == [
+        (2, "wrong", None), (4, "wrong", None), (5, "inherited", 4), (6, "inherited", 4), (7, "inherited", 4)]
+
+
+# ----------------------------------------------------------------------------- (c) conventions
+CONVENTION_OF = {  # the reference's switch for each description of the checker's list
+    "GELU in the erf form instead of the tanh form": dict(activation="gelu_erf"),
+    "GELU in the tanh form instead of the erf form": dict(activation="gelu_tanh"),
+    "LayerNorm variance over n-1 instead of n": dict(variance="n-1"),
+    "eps added to sigma instead of inside the square root": dict(eps_placement="sigma"),
+    "scores scaled by sqrt(d_model) instead of sqrt(d_k)": dict(score_scale="d_model"),
+    "no causal mask": dict(mask="none"),
+    "the mask applied after the softmax": dict(mask="causal_after_softmax"),
+    "log base 2 (bits) instead of the natural log": dict(loss_log="2"),
+}
+
+
+def pick(out: dict, what: str) -> list[F]:
+    """One quantity of a forward pass, by a short key."""
+    return {
+        "y_5": lambda: out["y"][4], "m_5": lambda: out["m"][4], "f_5": lambda: out["f"],
+        "sigma_5": lambda: [out["sigma"][4]], "u_5": lambda: out["u"][4],
+        "s_{5,3}": lambda: [out["s"][1][4][2]], "a_{5,3}": lambda: [out["a"][1][4][2]],
+        "a_{3,1}": lambda: [out["a"][1][2][0]], "a_{3,4}": lambda: [out["a"][1][2][3]],
+        "o_3^{(1)}": lambda: out["o"][1][2], "L": lambda: [out["L"]],
+    }[what]()
+
+
+def reader_line(what: str, values: list[F], places: int) -> str:
+    head = "Head 1\n" if what.startswith(("s_", "a_")) else ""
+    shown = R.vector(values, places) if len(values) > 1 else R.text(values[0], places)
+    return f"{head}{what} = {shown}"
+
+
+def fitting(what: str, values: list[F], places: int, exact: dict, base: dict | None = None) -> set[str]:
+    """The conventions under which the reference gives the written values wherever they
+    differ from this case's own (computed by the reference, not by derive); ``base`` is
+    the case's own switches (the reference's defaults when None)."""
+    base = base or {}
+    own = [R.rounded(v, places) for v in pick(exact, what)]
+    written = [R.rounded(v, places) for v in values]
+    differ = [i for i, (a, b) in enumerate(zip(own, written)) if a != b]
+    out = set()
+    defaults = dict(activation="gelu_tanh", variance="n", eps_placement="inside", score_scale="d_k",
+                    mask="causal", loss_log="e")
+    for description, switch in CONVENTION_OF.items():
+        if all({**defaults, **base}[k] == v for k, v in switch.items()):
+            continue  # the case's own convention
+        other = [R.rounded(v, places) for v in pick(R.forward(**{**base, **switch}), what)]
+        if all(other[i] == written[i] for i in differ):
+            out.add(description)
+    return out
+
+
+# (description, quantity written, places, the only conventions that fit it)
+CONVENTION_LINES = [
+    ("GELU in the erf form instead of the tanh form", "y_5", 3, True),
+    ("GELU in the erf form instead of the tanh form", "f_5", 3, False),  # one digit, eps on sigma moves it too
+    ("LayerNorm variance over n-1 instead of n", "sigma_5", 3, True),
+    ("LayerNorm variance over n-1 instead of n", "u_5", 3, True),
+    ("eps added to sigma instead of inside the square root", "sigma_5", 6, True),
+    ("scores scaled by sqrt(d_model) instead of sqrt(d_k)", "s_{5,3}", 3, True),
+    ("scores scaled by sqrt(d_model) instead of sqrt(d_k)", "a_{5,3}", 3, True),
+    ("no causal mask", "a_{3,4}", 3, True),
+    ("no causal mask", "o_3^{(1)}", 3, True),
+    ("the mask applied after the softmax", "o_3^{(1)}", 3, True),
+    ("the mask applied after the softmax", "a_{3,1}", 3, False),  # the same weight as with no mask
+    ("log base 2 (bits) instead of the natural log", "L", 3, True),
+]
+
+
+@pytest.mark.parametrize("description,what,places,unique", CONVENTION_LINES,
+                         ids=[f"{d.split(' instead')[0]}:{w}" for d, w, _, _ in CONVENTION_LINES])
+def test_convention_is_named(derivation, exact, description, what, places, unique):
+    assert description in CONVENTIONS
+    values = pick(R.forward(**CONVENTION_OF[description]), what)
+    own = [R.rounded(v, places) for v in pick(exact, what)]
+    assert [R.rounded(v, places) for v in values] != own, "the convention must change the written digits"
+    expected = fitting(what, values, places, exact)
+    assert description in expected
+    if unique:
+        assert expected == {description}
+    (verdict,) = check(derivation, reader_line(what, values, places))
+    assert verdict.status == "convention", verdict.message
+    assert description in named(verdict.convention)
+    assert named(verdict.convention) <= expected  # derive names nothing the reference does not confirm
+    assert description in verdict.message
+    assert verdict.expected == R.texts(pick(exact, what), places)
+
+
+def test_convention_after_the_softmax_also_on_the_weights(derivation, exact):
+    """The reader who masked after the softmax has a_{3,1} = 0.491, as one without a mask:
+    the checker names both, rather than only "no causal mask"."""
+    after = R.forward(mask="causal_after_softmax")["a"][1][2][0]
+    none = R.forward(mask="none")["a"][1][2][0]
+    assert R.text(after) == R.text(none) != R.text(exact["a"][1][2][0])
+    (verdict,) = check(derivation, f"Head 1\na_{{3,1}} = {R.text(after)}")
+    assert named(verdict.convention) == {"no causal mask", "the mask applied after the softmax"}
+
+
+def test_convention_gelu_tanh_in_an_erf_case(tmp_path, exact):
+    """The other direction: the case uses GELU erf, the reader the tanh form. At 3 places
+    y_5[1] of the tanh reader is also what an erf reader gets from the printed inputs
+    (explained), so the line is written with 6 places."""
+    source = Path(load_case("cat-climbed").path).read_text(encoding="utf-8")
+    assert 'activation = "gelu_tanh"' in source
+    case = tmp_path / "cat-erf.toml"
+    case.write_text(source.replace('activation = "gelu_tanh"', 'activation = "gelu_erf"'), encoding="utf-8")
+    erf = R.forward(activation="gelu_erf")
+    tanh = exact["y"][4]
+    assert R.texts(erf["y"][4], 6) != R.texts(tanh, 6)
+    expected = fitting("y_5", tanh, 6, erf, dict(activation="gelu_erf"))
+    assert expected == {"GELU in the tanh form instead of the erf form"}
+    hand = tmp_path / "hand.md"
+    hand.write_text(f"y_5 = {R.vector(tanh, 6)}\n", encoding="utf-8")
+    code, verdicts = check_json(str(case), hand)
+    assert code == 1
+    (v,) = verdicts
+    assert v["status"] == "convention"
+    assert named(v["convention"]) == expected
+    assert v["expected"] == R.texts(erf["y"][4], 6)
+
+
+SINUSOID_CASE = """\
+name = "sinusoid-toy"
+[vocab]
+pieces = ["a", "b", "c"]
+[prompt]
+ids = [0, 1, 2]
+target = "a"
+[conventions]
+positions = "sinusoidal"
+[model]
+d_model = 4
+heads = 2
+E = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
+W_U = "tied"
+[[blocks]]
+W_Q = "I"
+W_K = "I"
+W_V = "I"
+W_O = "I"
+W_1 = [[1, 0, 0, 0, -1, 0, 0, 0], [0, 1, 0, 0, 0, -1, 0, 0], [0, 0, 1, 0, 0, 0, -1, 0], [0, 0, 0, 1, 0, 0, 0, -1]]
+W_2 = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+"""
+
+
+def test_convention_sinusoids_concatenated(tmp_path):
+    """A small case of the test's own with sinusoidal positions (interleaved, the 2017
+    paper's layout); the reader put all the sines first, then all the cosines."""
+    case = tmp_path / "sinusoid-toy.toml"
+    case.write_text(SINUSOID_CASE, encoding="utf-8")
+    E = [[F(1), F(0), F(0), F(0)], [F(0), F(1), F(0), F(0)], [F(0), F(0), F(1), F(0)]]
+    interleaved = R.sinusoids(3, layout="interleaved")
+    concatenated = R.sinusoids(3, layout="concatenated")
+    x_own = [[e + p for e, p in zip(E[t], interleaved[t])] for t in range(3)]
+    x_reader = [[e + p for e, p in zip(E[t], concatenated[t])] for t in range(3)]
+    assert R.texts(x_reader[1]) != R.texts(x_own[1])
+    hand = tmp_path / "hand.md"
+    hand.write_text(f"x_1 = {R.vector(x_reader[0])}\nx_2 = {R.vector(x_reader[1])}\nx_3 = {R.vector(x_reader[2])}\n",
+                    encoding="utf-8")
+    code, verdicts = check_json(str(case), hand)
+    assert code == 1
+    assert [v["status"] for v in verdicts] == ["convention"] * 3
+    assert all(v["convention"] == "sinusoid columns concatenated instead of interleaved" for v in verdicts)
+    assert [v["expected"] for v in verdicts] == [R.texts(row) for row in x_own]
+
+
+# ----------------------------------------------------------------------------- (d) bad lines
+BAD_FILE = """\
+z_nothing = 1.000
+u_5 = [-0.577, -0.577]
+p(␣roof) = 0.3.95
+L = 1
+sigma_5 = 0.866
+(1.732 + 2 = 3.732
+a_{5,3} = 0.622
+this is = not a number
+L = 0.928
+u_5 = [-0.577, -0.577, -0.577, 2]
+p(␣roof) = .395
+1/0 = 1.000
+= 0.5
+L = 9.28e-1
+Head 7
+a_{5,3} = 0.622
+p(␣roof) = 0.395
+"""
+BAD_MESSAGES = {  # line: words its message must contain
+    1: ["z_nothing", "no quantity"],
+    2: ["4 component", "gives 2"],
+    3: ["0.3.95"],
+    4: ["no digits after the point", "1.000"],
+    6: ["bracket"],
+    7: ["several places", "Head 1"],
+    8: ["not a number"],
+    10: ["no digits after the point", "2.000"],
+    11: [".395"],
+    12: ["undefined"],
+    13: ["name = value"],
+    16: ["head 7", "2 head"],
+}
+
+
+def test_bad_lines_get_a_message_and_the_others_are_checked(tmp_path):
+    hand = tmp_path / "bad.md"
+    hand.write_text(BAD_FILE, encoding="utf-8")
+    code, verdicts = check_json("cat-climbed", hand)
+    assert code == 1
+    by_line = {v["line"]: v for v in verdicts}
+    assert sorted(by_line) == [n for n in range(1, 18) if n != 15]  # `Head 7` is context
+    for n, words in BAD_MESSAGES.items():
+        assert by_line[n]["status"] == "unreadable", (n, by_line[n])
+        for word in words:
+            assert word in by_line[n]["message"], (n, word, by_line[n]["message"])
+    for n in (5, 9, 14, 17):  # the good lines around them are still checked
+        assert by_line[n]["status"] == "correct", by_line[n]
+    assert by_line[14]["expected"] == [R.text(R.forward()["L"])]
+
+
+def test_json_records(seed_check):
+    _, verdicts = seed_check
+    keys = {"line", "source", "status", "message", "name", "written", "expected", "exact", "origin", "convention"}
+    assert all(set(v) == keys for v in verdicts)
+    assert all(isinstance(v["line"], int) and v["status"] in GOOD for v in verdicts)
+
+
+def test_rich_report_of_bad_lines(tmp_path):
+    hand = tmp_path / "bad.md"
+    hand.write_text(BAD_FILE, encoding="utf-8")
+    out = run_cli("check", "cat-climbed", str(hand))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "unreadable" in out.stdout and "z_nothing" in out.stdout
+
+
+def test_missing_file_is_a_user_error(tmp_path):
+    out = run_cli("check", "cat-climbed", str(tmp_path / "nothing.md"))
+    assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
