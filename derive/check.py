@@ -7,10 +7,12 @@ places, ``0.40`` at 2) under the run's rounding mode, and gets one verdict:
 - ``explained``: it is what a reader gets from the correctly printed (rounded) inputs
   (:mod:`derive.byhand`), so it is right given the rounded inputs it was computed from;
 - ``inherited``: it is wrong, but follows from an earlier wrong line (recomputing the
-  graph from the reader's own earlier values reproduces it); the origin line is named;
+  graph from the reader's own earlier values reproduces it); the origin line is named: the
+  nearest wrong line whose error alone reproduces it (an inherited value passes its origin on);
 - ``convention``: it is wrong here, but right under another convention, which is named
   (GELU erf vs tanh, LayerNorm variance over n-1, eps added to sigma, scores over
-  sqrt(d_model), mask missing or applied after the softmax, log base 2);
+  sqrt(d_model), mask missing or applied after the softmax, log base 2, sinusoid columns
+  concatenated); a value that fits several conventions names them all, joined by "or";
 - ``wrong``: none of these; the exact value is given and the line becomes the origin of
   the errors that follow from it;
 - ``unreadable``: the line could not be read or names nothing derive knows.
