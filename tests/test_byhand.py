@@ -37,6 +37,7 @@ SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 # ----------------------------------------------------------------------------- helpers
 @pytest.fixture(scope="module")
 def derivation():
+    """The seed 000 case, derived once for the module."""
     return derive(load_case("cat-climbed"))
 
 
@@ -68,6 +69,7 @@ def cut(q: F, places: int) -> str:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """Run the installed ``derive`` with a wide, plain terminal."""
     script = Path(sys.executable).with_name("derive")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
     env = dict(os.environ, COLUMNS="250", NO_COLOR="1", TERM="dumb")
@@ -75,10 +77,12 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def step(derivation, key: str):
+    """The derivation's step called ``key``."""
     return next(s for s in derivation.steps if s.key == key)
 
 
 def table(derivation, key: str, title: str):
+    """The table of step ``key`` whose title starts with ``title``."""
     return next(t for t in step(derivation, key).tables if t.title.startswith(title))
 
 

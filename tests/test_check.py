@@ -44,6 +44,7 @@ GOOD = ("correct", "explained")
 
 # ----------------------------------------------------------------------------- helpers
 def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """Run the installed ``derive`` with a wide, plain terminal."""
     script = Path(sys.executable).with_name("derive")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1", TERM="dumb")
@@ -51,6 +52,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def check_json(case: str, path: Path) -> tuple[int, list[dict]]:
+    """``derive check CASE PATH --format json``: its exit code and its parsed records."""
     out = run_cli("check", case, str(path), "--format", "json")
     assert "Traceback" not in out.stderr, out.stderr
     return out.returncode, json.loads(out.stdout)
@@ -58,11 +60,13 @@ def check_json(case: str, path: Path) -> tuple[int, list[dict]]:
 
 @pytest.fixture(scope="module")
 def derivation():
+    """The seed 000 case, derived once for the module."""
     return derive(load_case("cat-climbed"))
 
 
 @pytest.fixture(scope="module")
 def exact():
+    """The independent exact forward pass."""
     return R.forward()
 
 
@@ -114,10 +118,12 @@ def test_reference_reproduces_the_seed(exact):
 # ----------------------------------------------------------------------------- (a) the seed, every form
 @pytest.fixture(scope="module")
 def seed_check():
+    """The check of the seed file, run once for the module."""
     return check_json("cat-climbed", SEED_FILE)
 
 
 def at(verdicts: list[dict], number: int) -> list[dict]:
+    """The records of one line of the file (there must be some)."""
     found = [v for v in verdicts if v["line"] == number]
     assert found, number
     return found
@@ -258,6 +264,7 @@ def test_seed_report_rich():
 
 # ----------------------------------------------------------------------------- (b) slips
 def slip_lines() -> dict[str, int]:
+    """The line numbers of the slips file, by what they write."""
     return {"sigma_3": line_no(SLIPS_FILE, "sigma_3 ="), "u_3": line_no(SLIPS_FILE, "u_3 ="),
             "q_3": line_no(SLIPS_FILE, "q_3 ="), "s": line_no(SLIPS_FILE, "s_{5,2} ="),
             "e^s": line_no(SLIPS_FILE, "e^s_{5,2} ="), "o": line_no(SLIPS_FILE, "o_5^{(1)} ="),
@@ -352,6 +359,7 @@ def pick(out: dict, what: str) -> list[F]:
 
 
 def reader_line(what: str, values: list[F], places: int) -> str:
+    """The reader's line writing ``values`` (under `Head 1` for per-head quantities)."""
     head = "Head 1\n" if what.startswith(("s_", "a_")) else ""
     shown = R.vector(values, places) if len(values) > 1 else R.text(values[0], places)
     return f"{head}{what} = {shown}"

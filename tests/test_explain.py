@@ -26,6 +26,7 @@ ELLIPSIS = "\u2026"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """Run the installed ``derive`` with a wide, plain terminal (no wrapped lines)."""
     script = Path(sys.executable).with_name("derive")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
     env = dict(os.environ, COLUMNS="400", NO_COLOR="1", TERM="dumb")
@@ -33,6 +34,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def explain(*args: str) -> list[str]:
+    """The lines ``derive explain cat-climbed ARGS`` prints (it must succeed)."""
     out = run_cli("explain", "cat-climbed", *args)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
@@ -60,6 +62,7 @@ def seed(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def exact():
+    """The independent exact forward pass."""
     return R.forward()
 
 

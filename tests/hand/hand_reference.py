@@ -22,7 +22,6 @@ from fractions import Fraction as F
 
 import mpmath
 
-mpmath.mp.prec = 400
 MINUS = "\u2212"
 
 # ----------------------------------------------------------------------------- weights
@@ -67,6 +66,9 @@ EPS = F(1, 100000)
 
 
 # ----------------------------------------------------------------------------- numbers
+PREC = 400  # bits for the transcendental steps (mpmath's global precision is left alone)
+
+
 def _mp(q: F):
     return mpmath.mpf(q.numerator) / q.denominator
 
@@ -74,6 +76,12 @@ def _mp(q: F):
 def _back(x) -> F:
     sign, man, exp, _ = x._mpf_
     return (-1 if sign else 1) * F(int(man)) * F(2) ** int(exp)
+
+
+def _apply(function, q: F) -> F:
+    """``function`` (an mpmath function) of a rational, at PREC bits, as a Fraction."""
+    with mpmath.workprec(PREC):
+        return _back(function(_mp(q)))
 
 
 def _trim(q: F) -> F:
@@ -90,37 +98,43 @@ def sqrt(q: F) -> F:
     rn, rd = math.isqrt(n), math.isqrt(d)
     if rn * rn == n and rd * rd == d:
         return F(rn, rd)
-    return _back(mpmath.sqrt(_mp(q)))
+    return _apply(mpmath.sqrt, q)
 
 
 def exp(q: F) -> F:
     """e^q."""
-    return F(1) if q == 0 else _back(mpmath.exp(_mp(q)))
+    return F(1) if q == 0 else _apply(mpmath.exp, q)
 
 
 def ln(q: F) -> F:
     """Natural log."""
-    return F(0) if q == 1 else _back(mpmath.log(_mp(q)))
+    return F(0) if q == 1 else _apply(mpmath.log, q)
 
 
 def tanh(q: F) -> F:
-    return F(0) if q == 0 else _back(mpmath.tanh(_mp(q)))
+    """tanh q."""
+    return F(0) if q == 0 else _apply(mpmath.tanh, q)
 
 
 def erf(q: F) -> F:
-    return F(0) if q == 0 else _back(mpmath.erf(_mp(q)))
+    """erf q."""
+    return F(0) if q == 0 else _apply(mpmath.erf, q)
 
 
 def sin(q: F) -> F:
-    return F(0) if q == 0 else _back(mpmath.sin(_mp(q)))
+    """sin q."""
+    return F(0) if q == 0 else _apply(mpmath.sin, q)
 
 
 def cos(q: F) -> F:
-    return F(1) if q == 0 else _back(mpmath.cos(_mp(q)))
+    """cos q."""
+    return F(1) if q == 0 else _apply(mpmath.cos, q)
 
 
 def PI() -> F:
-    return _back(+mpmath.pi)
+    """pi, to PREC bits."""
+    with mpmath.workprec(PREC):
+        return _back(+mpmath.pi)
 
 
 def rounded(q: F, places: int = 3) -> F:
@@ -142,6 +156,7 @@ def text(q: F, places: int = 3) -> str:
 
 
 def texts(values, places: int = 3) -> list[str]:
+    """The printed texts of several values."""
     return [text(v, places) for v in values]
 
 
@@ -253,7 +268,8 @@ def sinusoids(T: int, d: int = 4, base: int = 10000, first: int = 0, layout: str
         p = first + t
         sines, cosines = [], []
         for i in range(d // 2):
-            w = _back(mpmath.power(base, mpmath.mpf(-2 * i) / d))
+            with mpmath.workprec(PREC):
+                w = _back(mpmath.power(base, mpmath.mpf(-2 * i) / d))
             sines.append(sin(p * w))
             cosines.append(cos(p * w))
         if layout == "interleaved":
