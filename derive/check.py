@@ -57,6 +57,9 @@ CONVENTIONS = {
     "log base 2 (bits) instead of the natural log": {"loss_log": "2"},
     "sinusoid columns concatenated instead of interleaved": {"sinusoid_layout": "concatenated"},
 }
+# a convention can only explain a value where the case has the part it changes
+APPLIES = {"sinusoid_layout": lambda c: c.positions == "sinusoidal",
+           "activation": lambda c: c.activation != "relu"}
 STATUSES = ("correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -120,7 +123,8 @@ class Checker:
         if description not in self._variants:
             case = self.derivation.case
             changes = CONVENTIONS[description]
-            if all(getattr(case.conventions, k) == v for k, v in changes.items()):
+            if all(getattr(case.conventions, k) == v for k, v in changes.items()) or \
+                    not all(APPLIES.get(k, lambda c: True)(case.conventions) for k in changes):
                 self._variants[description] = None
             else:
                 conventions = dataclasses.replace(case.conventions, **changes)
