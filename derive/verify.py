@@ -153,7 +153,7 @@ def rotation(case: Case, order: str = "sin-cos") -> Result:
                 worst = max(worst, abs(approx(values[table[t + k][r]]) - rotated))
     first = conv.first_position
     lines.append(f"PE[pos+k] = R_k PE[pos] for pos = {first}..{first + n - 1} ({n} positions"
-                 + (f", model.context_length" if case.context_length else ", the prompt's") + f"), k >= 1: "
+                 + (", model.context_length" if case.context_length else ", the prompt's") + f"), k >= 1: "
                  f"{pairs} (pos, k) pairs, {d // 2} frequency pairs each; R_k built from k alone, "
                  f"2x2 blocks in the ({order.replace('-', ', ')}) order, {conv.sinusoid_layout} columns.")
     lines.append("Exact (SymPy): expand_trig(R(phi) (sin a, cos a) - (sin(a+phi), cos(a+phi))) = "
