@@ -107,7 +107,7 @@ class Generated:
 
     @property
     def text(self) -> str:
-        """The prompt this step read, as text (``␣`` written as a space)."""
+        """The prompt this step read, as text (see :func:`generated_text`)."""
         return _text(self.derivation.case.pieces, self.derivation.case.ids)
 
 
@@ -155,7 +155,8 @@ def generate(case: Case, n: int) -> list[Generated]:
 
 
 def generated_text(case: Case, steps: list[Generated]) -> str:
-    """The prompt followed by the generated tokens, as text."""
+    """The prompt followed by the generated tokens, as text: ``␣`` written as a space, and
+    the words of a vocabulary without ``␣`` (whole words) joined by spaces."""
     return _text(case.pieces, list(case.ids) + [g.chosen for g in steps])
 
 
@@ -191,8 +192,10 @@ def render_generated(case: Case, steps: list[Generated], fmt: Format, carry: str
 
 
 def _text(pieces: list[str], ids: list[int]) -> str:
-    """The ids as text, ``␣`` written as a space."""
-    return "".join(pieces[i] for i in ids).replace(SPACE, " ")
+    """The ids as text, ``␣`` written as a space; the words of a vocabulary whose pieces
+    never carry ``␣`` (whole words, as the seed 003's) are joined by spaces."""
+    joiner = "" if any(SPACE in p for p in pieces) else " "
+    return joiner.join(pieces[i] for i in ids).replace(SPACE, " ")
 
 
 def _quoted(pieces: list[str], ids: list[int]) -> str:

@@ -45,6 +45,12 @@ def test_each_step_reads_the_previous_prompt_and_its_choice():
     assert len(steps[-1].derivation.case.ids) == len(case.ids) + 2
 
 
+def test_whole_word_vocabularies_are_joined_by_spaces():
+    case = load_case(WOODCHUCK)  # pieces a, chuck, ..., without ␣
+    steps = generate(case, 1)
+    assert generated_text(case, steps) == "a woodchuck would chuck " + case.pieces[steps[0].chosen]
+
+
 def test_a_tie_goes_to_the_lowest_id():
     """Give ␣the (id 1) the same W_U column as ␣roof (id 6): their logits are equal (they
     are irrational: f_5 comes through a square root), and the lower id wins."""

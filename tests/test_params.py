@@ -104,6 +104,15 @@ def test_woodchuck_shape_counts_172():
     assert by_piece["all parameters"].count == 172
 
 
+def test_bundled_woodchuck_counts_172():
+    """The bundled case of the seed 003's model, when it is there: "It has 172 parameters"."""
+    from derive.case import bundled_cases
+
+    if "woodchuck" not in bundled_cases():
+        pytest.skip("no bundled woodchuck case")
+    assert counts(case_shape(load_case("woodchuck")))[-1].count == 172
+
+
 def test_heads_given_one_by_one(tmp_path):
     """A block whose heads are given one by one (d_k = 1): W_Q, W_K, W_V are d x 1."""
     path = tmp_path / "hand.toml"
