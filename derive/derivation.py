@@ -47,6 +47,7 @@ class Derivation:
     outputs: dict
     _evaluations: dict[int, Evaluation] = field(default_factory=dict, repr=False)
     _forms: dict[int, dict] = field(default_factory=dict, repr=False)
+    _rationals: dict[int, Fraction | None] = field(default_factory=dict, repr=False)
     display_format: Format = field(default_factory=Format, repr=False)  # how notebooks round
 
     def __post_init__(self):
@@ -130,6 +131,12 @@ class Derivation:
             still = []
             for ref in pending:
                 text = format_value(self.value(ref, ev_prec), fmt)
+                if text is None and prec == START_PREC:
+                    # A ball that still touches a rounding boundary at START_PREC bits is
+                    # almost always a rational sitting on it (an e^s / e^s = 1 weight times
+                    # a rational value): try its exact form before re-evaluating the whole
+                    # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
+                    text = self._exact_rational(ref, fmt)
                 if text is None:
                     still.append(ref)
                 else:
@@ -145,13 +152,24 @@ class Derivation:
 
     def _exact_path(self, ref: Ref, fmt: Format) -> str:
         """Decide a value a ball cannot: simplify its closed form to a rational."""
-        if ref.phase != "before":
-            return f"{UNDECIDED} at 10^-{fmt.places}" if fmt.places is not None else UNDECIDED
-        form = self.closed_form(ref.id, EXACT_PATH_SIZE)
-        simple = form if form.free_symbols else sympy.simplify(form)
-        if simple.is_Rational:
-            return format_fraction(Fraction(int(simple.p), int(simple.q)), fmt)
+        text = self._exact_rational(ref, fmt)
+        if text is not None:
+            return text
         return f"{UNDECIDED} at 10^-{fmt.places}" if fmt.places is not None else UNDECIDED
+
+    def _exact_rational(self, ref: Ref, fmt: Format) -> str | None:
+        """The correctly rounded text of a forward quantity whose closed form (at most
+        EXACT_PATH_SIZE operations) simplifies to a rational, else None. Each quantity's
+        form is simplified once; the answer is remembered."""
+        if ref.phase != "before":
+            return None
+        known = self._rationals.get(ref.id, False)
+        if known is False:
+            form = self.closed_form(ref.id, EXACT_PATH_SIZE)
+            simple = form if form.free_symbols else sympy.simplify(form)
+            known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
+            self._rationals[ref.id] = known
+        return None if known is None else format_fraction(known, fmt)
 
     # ------------------------------------------------------------------ exact forms
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
