@@ -148,16 +148,14 @@ def counts(model: ModelShape) -> list[Count]:
     ]
     total = sum(r.count for r in rows)
     rows.append(Count("total", "", total, str(total)))
-    biases = [n for b in model.blocks for n in b.biases.values()]
-    norms = [n for b in model.blocks for n in b.norms.values()] + list(model.final_norm.values())
-    named = {}
+    named: dict[str, int] = {}  # biases and LayerNorm vectors, summed over the blocks by name
     for sizes in [b.biases for b in model.blocks] + [b.norms for b in model.blocks] + [model.final_norm]:
         for name, n in sizes.items():
             named[name] = named.get(name, 0) + n
-    rows.append(Count("biases and LayerNorm", "", sum(biases) + sum(norms),
-                      " + ".join(f"{name} {n}" for name, n in named.items()) + f" = {sum(named.values())}"
-                      if named else "0"))
-    rows.append(Count("all parameters", "", total + sum(biases) + sum(norms), str(total + sum(biases) + sum(norms))))
+    extra = sum(named.values())
+    rows.append(Count("biases and LayerNorm", "", extra,
+                      " + ".join(f"{name} {n}" for name, n in named.items()) + f" = {extra}" if named else "0"))
+    rows.append(Count("all parameters", "", total + extra, str(total + extra)))
     return rows
 
 
