@@ -35,13 +35,15 @@ STANDALONE = r"""\documentclass[11pt]{article}
 TEXT_ESCAPES = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%", "#": r"\#",
     "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", SPACE: r"\textvisiblespace{}",
-    "\u2212": r"\textminus{}", "\u2026": r"\ldots{}", "\u00b7": r"\textperiodcentered{}",
+    "\u2212": r"\textminus{}", "\u2026": r"\ldots{}", "\u00b7": r"\textperiodcentered\allowbreak{}",
     "\u00d7": r"\texttimes{}", "\u221e": r"\ensuremath{\infty}", "\u2248": r"\ensuremath{\approx}",
     "\u2264": r"\ensuremath{\le}", "\u2265": r"\ensuremath{\ge}", "\u2260": r"\ensuremath{\ne}",
     "\u2190": r"\ensuremath{\leftarrow}", "\u2192": r"\ensuremath{\to}", "\u03c3": r"\ensuremath{\sigma}",
     "\u03bc": r"\ensuremath{\mu}", "\u03b7": r"\ensuremath{\eta}", "\u03b8": r"\ensuremath{\theta}",
     "\u03b5": r"\ensuremath{\varepsilon}", "\u2202": r"\ensuremath{\partial}",
 }
+ROWS_PER_PART = 40  # a longer table is cut into parts that each fit a page
+CONTINUED = "% derive: the table above, continued"
 NUMBER_PARTS = re.compile(r"^(-?)(\d+)(?:\.(\d+))?(?:e([-+]?)(\d+))?$")
 
 
@@ -124,13 +126,20 @@ class LatexRenderer(DocumentRenderer):
             else:
                 specs.append("r" if kind == "integer" else "l")
                 heads.append(self.label(column))
-        lines = ["\\begin{center}", "\\begin{minipage}{\\linewidth}\\centering"]  # title and table stay together
-        if view.title:
-            lines.append(f"\\textbf{{{self.label(view.title)}}}\\par\\smallskip")
-        lines += ["\\begin{adjustbox}{max width=\\linewidth}", f"\\begin{{tabular}}{{{' '.join(specs)}}}",
-                  "\\toprule", " & ".join(heads) + " \\\\", "\\midrule"]
-        lines += [" & ".join(self.table_cell(c, k) for c, k in zip(row, view.kinds)) + " \\\\" for row in view.rows]
-        lines += ["\\bottomrule", "\\end{tabular}", "\\end{adjustbox}", "\\end{minipage}", "\\end{center}"]
+        lines = []
+        title = self.label(view.title) if view.title else ""
+        for start in range(0, max(len(view.rows), 1), ROWS_PER_PART):
+            # Each part is a minipage (its title and rows stay together on one page).
+            lines += ["\\begin{center}", "\\begin{minipage}{\\linewidth}\\centering"]
+            if start:
+                lines.append(CONTINUED)
+            if title:
+                lines.append(f"\\textbf{{{title}}}{' (continued)' if start else ''}\\par\\smallskip")
+            lines += ["\\begin{adjustbox}{max width=\\linewidth}", f"\\begin{{tabular}}{{{' '.join(specs)}}}",
+                      "\\toprule", " & ".join(heads) + " \\\\", "\\midrule"]
+            lines += [" & ".join(self.table_cell(c, k) for c, k in zip(row, view.kinds)) + " \\\\"
+                      for row in view.rows[start:start + ROWS_PER_PART]]
+            lines += ["\\bottomrule", "\\end{tabular}", "\\end{adjustbox}", "\\end{minipage}", "\\end{center}"]
         if view.notes:
             lines.append(self.notes(view.notes))
         if view.exact:
@@ -158,7 +167,7 @@ class LatexRenderer(DocumentRenderer):
 
     def notes(self, notes: list[tuple[str, str]]) -> str:
         """Table notes: one small paragraph per note, led by its mark."""
-        return "{\\footnotesize\n" + "\n".join(f"\\textsuperscript{{{m}}}\\,{escape(t)}\\par" for m, t in notes) + "\n}"
+        return "{\\footnotesize\\sloppy\n" + "\n".join(f"\\textsuperscript{{{m}}}\\,{escape(t)}\\par" for m, t in notes) + "\n}"
 
     def prose(self, text: str) -> str:
         return escape(text)

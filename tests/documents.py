@@ -81,10 +81,18 @@ def numbers_in(cell: str) -> list[str]:
 
 
 def latex_tables(text: str) -> list[list[list[str]]]:
-    """The body rows of every booktabs table, as cell texts."""
-    bodies = re.findall(r"\\midrule\n(.*?)\n\\bottomrule", text, re.S)
-    return [[line.rstrip().removesuffix("\\\\").rstrip().split(" & ") for line in body.split("\n")]
-            for body in bodies]
+    """The body rows of every booktabs table, as cell texts (a long table's parts joined)."""
+    from derive.render_latex import CONTINUED
+
+    tables = []
+    for m in re.finditer(r"\\midrule\n(.*?)\n\\bottomrule", text, re.S):
+        rows = [line.rstrip().removesuffix("\\\\").rstrip().split(" & ") for line in m.group(1).split("\n")]
+        before = text[text.rfind("\\bottomrule", 0, m.start()) + 1:m.start()]
+        if CONTINUED in before:
+            tables[-1] += rows
+        else:
+            tables.append(rows)
+    return tables
 
 
 def markdown_tables(text: str) -> list[list[list[str]]]:
