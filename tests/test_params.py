@@ -18,6 +18,7 @@ from derive.params import approximate, case_shape, counts, gpt2_small
 
 HERE = Path(__file__).parent
 WOODCHUCK = str(HERE / "cases" / "woodchuck_shape.toml")
+HAND_SET_HEAD = str(HERE / "cases" / "hand_set_head.toml")
 
 # The seed 000's table as printed (tab-separated; GPT-2 small's column and the toy's).
 SEED_TABLE = """\
@@ -113,24 +114,9 @@ def test_bundled_woodchuck_counts_172():
     assert counts(case_shape(load_case("woodchuck")))[-1].count == 172
 
 
-def test_heads_given_one_by_one(tmp_path):
+def test_heads_given_one_by_one():
     """A block whose heads are given one by one (d_k = 1): W_Q, W_K, W_V are d x 1."""
-    path = tmp_path / "hand.toml"
-    path.write_text("""
-[input]
-X = [[1, 0, 0.5, 0], [0, 1, 0, 0.5]]
-[model]
-d_model = 4
-[[blocks]]
-sublayers = ["attention"]
-layernorm = false
-W_O = [[1, 0, 0, 0]]
-[[blocks.heads]]
-W_Q = [[1], [0], [0.5], [0]]
-W_K = [[0], [1], [0], [0.5]]
-W_V = [[1], [1], [1], [1]]
-""", encoding="utf-8")
-    rows = counts(case_shape(load_case(str(path))))
+    rows = counts(case_shape(load_case(HAND_SET_HEAD)))
     by_piece = {r.piece: r.count for r in rows}
     assert by_piece["W_Q, W_K, W_V"] == 3 * 4 * 1
     assert by_piece["W_O"] == 1 * 4

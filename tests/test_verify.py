@@ -26,6 +26,7 @@ from derive.verify import (identical_keys, rotation, rotation_matrix, shift, tem
 
 HERE = Path(__file__).parent
 WOODCHUCK = str(HERE / "cases" / "woodchuck_shape.toml")
+HAND_SET_HEAD = str(HERE / "cases" / "hand_set_head.toml")
 
 
 def pe(pos: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> list[float]:
@@ -187,26 +188,11 @@ def test_all_on_cat_climbed():
     assert all(r.passed for r in results)
 
 
-def test_all_skips_what_does_not_apply(tmp_path):
-    path = tmp_path / "x.toml"
-    path.write_text("""
-[input]
-X = [[1, 0, 0.5, 0], [0, 1, 0, 0.5]]
-[model]
-d_model = 4
-[[blocks]]
-sublayers = ["attention"]
-layernorm = false
-W_O = [[1, 0, 0, 0]]
-[[blocks.heads]]
-W_Q = [[1], [0], [0.5], [0]]
-W_K = [[0], [1], [0], [0.5]]
-W_V = [[1], [1], [1], [1]]
-""", encoding="utf-8")
-    results = {r.name: r for r in verify(load_case(str(path)), "all")}
+def test_all_skips_what_does_not_apply():
+    results = {r.name: r for r in verify(load_case(HAND_SET_HEAD), "all")}
     assert results["uniform-keys"].passed and "SKIP" not in results["uniform-keys"].lines[0]
     assert results["temperature"].lines[0].startswith("SKIP")
-    assert cli("verify", str(path), "shift").exit_code == 2
+    assert cli("verify", HAND_SET_HEAD, "shift").exit_code == 2
 
 
 # ---------------------------------------------------------------------------------------
