@@ -179,6 +179,8 @@ def format_ball(x: arb, fmt: Format) -> str | None:
 
 
 def _format_ball(x: arb, fmt: Format) -> str | None:
+    if not x.is_finite():
+        return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
     if fmt.places is not None:
@@ -190,13 +192,31 @@ def _format_ball(x: arb, fmt: Format) -> str | None:
         return _text(n, fmt.places, bool(x < 0), fmt)
     e = _decade_ball(x)
     if e is None:
-        return None
+        return _across_power_of_ten(x, fmt)
     n = round_ball_to_int(x * _pow10(fmt.sig - 1 - e), fmt.mode)
     if n is None:
         return None
     if abs(n) == 10 ** fmt.sig:
         e, n = e + 1, n // 10
     return _sig_text(n, e, fmt, bool(x < 0))
+
+
+def _across_power_of_ten(x: arb, fmt: Format) -> str | None:
+    """A ball that is not within one decade, in sig mode. A power of ten P is a rounding
+    boundary in the directed modes, but not in the half modes: there every point within
+    half a unit of the last place below P (10^(e-sig+1) / 2) or above it (ten times that)
+    rounds to P itself."""
+    if fmt.mode not in ("half-away", "half-even") or x.contains(0):
+        return None
+    mag = abs(x)
+    e = _decade_ball(mag.lower())  # the decade just below P
+    if e is None:
+        return None
+    p = _pow10(e + 1)
+    if mag > p - _pow10(e - fmt.sig + 1) / 2 and mag < p + _pow10(e - fmt.sig + 2) / 2:
+        n = 10 ** (fmt.sig - 1)
+        return _sig_text(-n if x < 0 else n, e + 1, fmt, bool(x < 0))
+    return None
 
 
 def _arb_to_fraction(x: arb) -> Fraction:
