@@ -1,7 +1,8 @@
 """JSON export: one record per scalar quantity of the derivation.
 
-Fields: ``symbol`` (x, mu, sigma, u, q, k, v, qk, s, exp_s, a, o, attn, h, u2, hidden, g,
-m, y, f, z, exp_z, p, L, grad, updated, and sum_exp_s / sum_exp_z), ``label`` (the
+Fields: ``symbol`` (x, pe, x2 (x' = x + PE for a given X), mu, sigma, u, q, k, v, qk, s,
+exp_s, a, o, attn, h, u2, hidden, g, m, y, f, z, exp_z, p, L, grad, updated, and
+sum_exp_s / sum_exp_z), ``label`` (the
 chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index`` (1-based
 column, or the token piece for z, exp_z, p), ``norm`` (ln1, ln2, final for mu and sigma),
 ``param`` and ``token`` (for grad and updated: E, P, W_Q, ... and the E row's piece),

@@ -42,15 +42,18 @@ def sinusoids(graph: Graph, case: Case, T: int) -> Ids:
 
 def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
     """Add the position rows (learned P as leaves, or sinusoids) and X = E[ids] + P; return
-    (X, step). With ``positions = "none"``, X = E[ids]."""
+    (X, step). With ``positions = "none"``, X = E[ids]. For a given X the sums are
+    x'_t = x_t + PE_t (symbol ``x2``), apart from the given rows x_t."""
     kind = case.conventions.positions
     if kind == "none":
         return rows, Step("positions", "No positions", "This model adds no position vector: X = E[ids].",
                           [Table(["token", "x_t = E[id]"], [[f"`{tok}`", vec(rows[t])] for t, tok in
                                                             enumerate(case.tokens)], short_exact=True)])
     P = weight(graph, "P", case.P) if kind == "learned" else sinusoids(graph, case, len(rows))
+    # a given X keeps the name x; the sum with the positions is x' (symbol x2, as u' is u2)
+    symbol, name = ("x", "x") if case.X is None else ("x2", "x'")
     X = [[graph.add(Lin([1, 1]), (e, P[t][c]),
-                    Meta("x", f"x_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
+                    Meta(symbol, f"{name}_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
           for c, e in enumerate(row)] for t, row in enumerate(rows)]
     columns = ["token", "E[id]", "P_t", "x_t = E[id] + P_t"] if case.X is None else \
         ["row", "x_t", "PE_t", "x'_t = x_t + PE_t"]

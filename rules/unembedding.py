@@ -18,6 +18,8 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
 
     The tied case uses the same leaves as E, so dL/dE collects the input and the output
     path. Temperature divides the logits (a rational scaling)."""
+    if case.W_U is None and not E:  # a given X has no embedding step: the tied W_U still reads E
+        E = weight(graph, "E", case.E)
     W_U = [list(col) for col in zip(*E)] if case.W_U is None else weight(graph, "W_U", case.W_U)
     last = len(f) - 1
     T_temp = case.conventions.temperature
