@@ -13,8 +13,8 @@ d_model x d_mlp, ``W_2`` is d_mlp x d_model, ``W_U`` is d_model x V (or ``"tied"
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass, field, fields
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -39,6 +39,8 @@ BLOCK_MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
 BLOCK_VECTORS = ("b_Q", "b_K", "b_V", "b_O", "b_1", "b_2",
                  "ln1_gain", "ln1_bias", "ln2_gain", "ln2_bias")
 PARAM_NAMES = ("E", "P", "W_U", "lnf_gain", "lnf_bias") + BLOCK_MATRICES + BLOCK_VECTORS
+MODEL_FIELDS = ("d_model", "heads", "E", "P", "W_U", "lnf_gain", "lnf_bias", "context_length")
+MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
 
 
 @dataclass
@@ -203,11 +205,42 @@ def load_case(name_or_path: str) -> Case:
     path = resolve(name_or_path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
-    except tomllib.TOMLDecodeError as exc:
-        raise CaseError(f"malformed TOML: {exc}", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CaseError(f"cannot read: {exc}", file=str(path)) from None
+        raise CaseError(f"cannot read: {exc}", file=str(path), expected="a readable UTF-8 text file") from None
+    except RecursionError:
+        raise CaseError("malformed TOML: arrays or tables nested too deeply", file=str(path),
+                        expected="a TOML document as in docs/case-format.md") from None
+    except (ValueError, ArithmeticError) as exc:  # TOMLDecodeError, an integer of > 4300 digits, ...
+        raise CaseError(f"malformed TOML: {exc}", file=str(path),
+                        expected="a TOML document as in docs/case-format.md") from None
     return _Reader(str(path), data).case()
+
+
+def _describe(value) -> str:
+    """How an error message shows a value from the case file: ``a table``, ``an array of
+    tables``, a list with its items shown the same way, a decimal as written, else its repr;
+    cut to 60 characters (an error stays one readable line)."""
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) for v in value):
+            return "an array of tables"
+        text = "[" + ", ".join(_describe(v) for v in value) + "]"
+    else:
+        text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= 60 else text[:56] + "..." + text[-1]
+
+
+def _decimal_exponent(value) -> int | None:
+    """The decimal exponent of a nonzero finite decimal (a TOML float or decimal text), else None."""
+    if isinstance(value, str) and "/" not in value:
+        try:
+            value = Decimal(value.strip().replace("\u2212", "-"))
+        except (InvalidOperation, ValueError):
+            return None
+    if isinstance(value, Decimal) and value.is_finite() and value:
+        return value.adjusted()
+    return None
 
 
 class _Reader:
@@ -227,46 +260,82 @@ class _Reader:
             raise self.fail(f"{where}{key}", "missing field")
         return default
 
+    def table(self, key: str, default=KeyError) -> dict:
+        """The top-level table ``[key]``, checked to be a table (not a value or ``[[key]]``)."""
+        value = self.get(self.data, key, "", default)
+        if not isinstance(value, dict):
+            raise self.fail(key, f"is {_describe(value)}", f"a table [{key}]")
+        return value
+
+    def known(self, table: dict, where: str, names) -> None:
+        """Refuse a field of ``table`` that is not in ``names`` (a typo would go unnoticed)."""
+        unknown = sorted(set(table) - set(names))
+        if unknown:
+            raise self.fail(where + unknown[0], "unknown field", "one of " + ", ".join(names))
+
     def number(self, value, where: str) -> Fraction:
-        try:
-            return parse_exact(value)
-        except ValueError as exc:
-            raise self.fail(where, str(exc), NUMBER_FORMS) from None
+        """One exact number (see :func:`~derive.numbers.parse_exact`), at most 1e1000 in size."""
+        if isinstance(value, (list, dict)):
+            raise self.fail(where, f"{_describe(value)} is not a number", NUMBER_FORMS)
+        exponent = _decimal_exponent(value)  # checked first: Fraction(Decimal("1e999999999")) would hang
+        if exponent is None or abs(exponent) <= MAX_EXPONENT:
+            try:
+                result = parse_exact(value)
+            except ValueError as exc:
+                raise self.fail(where, str(exc), NUMBER_FORMS) from None
+            if exponent is not None or not result:
+                return result
+            exponent = len(str(abs(result.numerator))) - len(str(result.denominator))  # an integer or p/q
+            if abs(exponent) <= MAX_EXPONENT:
+                return result
+        raise self.fail(where, f"{_describe(value)} is {'too large' if exponent > 0 else 'too small'}",
+                        f"a number between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in size, or 0")
 
     def vector(self, value, where: str, length: int | None) -> Vector:
+        """A list of ``length`` numbers (any length when None)."""
         if not isinstance(value, list):
-            raise self.fail(where, f"{value!r} is not a list", "a list of numbers")
+            raise self.fail(where, f"{_describe(value)} is not a list", "a list of numbers")
         if length is not None and len(value) != length:
-            raise self.fail(where, f"has {len(value)} entries", f"{length}")
+            raise self.fail(where, f"has {len(value)} entries", f"{length} numbers")
         return [self.number(v, f"{where} column {j + 1}") for j, v in enumerate(value)]
 
     def matrix(self, value, where: str, rows: int | None, cols: int | None) -> Matrix:
+        """A rows x cols matrix (None: as many as given, the same in every row) or ``"I"``."""
+        shape = (f"{rows} rows of {cols} numbers" if rows is not None and cols is not None
+                 else f"{rows} rows (lists of numbers)" if rows is not None
+                 else f"rows of {cols} numbers" if cols is not None else "a list of rows (lists of numbers)")
         if isinstance(value, str) and value.strip() == "I":
             if rows is None or rows != cols:
-                raise self.fail(where, '"I" (identity) needs a square shape', f"{rows} x {cols} numbers")
+                shown = f"{rows if rows is not None else 'any'} x {cols if cols is not None else 'any'}"
+                raise self.fail(where, f'"I" (identity) needs a square shape, and {where} is {shown}', shape)
             return [[Fraction(int(i == j)) for j in range(cols)] for i in range(rows)]
         if not isinstance(value, list) or not value:
-            raise self.fail(where, f"{value!r} is not a matrix", "a list of rows (lists of numbers)")
+            raise self.fail(where, f"{_describe(value)} is not a matrix", shape)
         if rows is not None and len(value) != rows:
-            raise self.fail(where, f"has {len(value)} rows", f"{rows} rows of {cols} numbers")
+            raise self.fail(where, f"has {len(value)} rows", shape)
         out = []
         for i, row in enumerate(value):
             if not isinstance(row, list):
-                raise self.fail(f"{where} row {i + 1}", f"{row!r} is not a list", "a list of numbers")
+                raise self.fail(f"{where} row {i + 1}", f"{_describe(row)} is not a list", "a list of numbers")
+            if not row:
+                raise self.fail(f"{where} row {i + 1}", "is empty",
+                                f"{cols} numbers" if cols else "one or more numbers")
             width = cols if cols is not None else len(value[0])
             if len(row) != width:
-                raise self.fail(f"{where} row {i + 1}", f"has {len(row)} columns", f"{width}")
+                raise self.fail(f"{where} row {i + 1}", f"has {len(row)} columns",
+                                f"{width} columns" + (", as in row 1" if cols is None else ""))
             out.append([self.number(v, f"{where} row {i + 1}, column {j + 1}") for j, v in enumerate(row)])
         return out
 
     def choice(self, table: dict, key: str, options: tuple[str, ...], default: str) -> str:
         value = table.get(key, default)
         if value not in options:
-            raise self.fail(f"conventions.{key}", f"unknown value {value!r}", "one of " + ", ".join(options))
+            raise self.fail(f"conventions.{key}", f"unknown value {_describe(value)}", "one of " + ", ".join(options))
         return value
 
     def conventions(self) -> Conventions:
-        table = self.data.get("conventions", {})
+        table = self.table("conventions", {})
+        self.known(table, "conventions.", [f.name for f in fields(Conventions)])
         base = Conventions()
         eps = self.number(table.get("layernorm_eps", "1e-5"), "conventions.layernorm_eps")
         temperature = self.number(table.get("temperature", 1), "conventions.temperature")
@@ -276,12 +345,12 @@ class _Reader:
             raise self.fail("conventions.temperature", f"is {temperature}", "a temperature T >= 0 (0 is greedy)")
         final = table.get("final_layernorm", base.final_layernorm)
         if not isinstance(final, bool):
-            raise self.fail("conventions.final_layernorm", f"{final!r}", "true or false")
+            raise self.fail("conventions.final_layernorm", _describe(final), "true or false")
         trained = table.get("trained", "all")
         if trained == "all":
             trained = None
         elif not isinstance(trained, list) or not all(isinstance(t, str) and t in PARAM_NAMES for t in trained):
-            raise self.fail("conventions.trained", f"{trained!r}",
+            raise self.fail("conventions.trained", _describe(trained),
                             '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES))
         else:
             trained = tuple(trained)
@@ -314,11 +383,12 @@ class _Reader:
     def count(self, table: dict, key: str, default: int) -> int:
         value = table.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise self.fail(f"conventions.{key}", f"{value!r}", "an integer >= 0")
+            raise self.fail(f"conventions.{key}", _describe(value), "an integer >= 0")
         return value
 
     def pieces(self) -> list[str]:
-        vocab = self.get(self.data, "vocab", "")
+        vocab = self.table("vocab")
+        self.known(vocab, "vocab.", ["pieces"])
         pieces = self.get(vocab, "pieces", "vocab.")
         if not isinstance(pieces, list) or not pieces or not all(isinstance(p, str) and p for p in pieces):
             raise self.fail("vocab.pieces", "is not a list of non-empty strings", "a list of token pieces")
@@ -327,15 +397,20 @@ class _Reader:
         return pieces
 
     def prompt(self, pieces: list[str]) -> tuple[list[int], int | None, str]:
-        prompt = self.get(self.data, "prompt", "")
+        prompt = self.table("prompt")
+        self.known(prompt, "prompt.", ["text", "ids", "target"])
         if "ids" in prompt:
             ids = prompt["ids"]
             if not isinstance(ids, list) or not ids or not all(
                     isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(pieces) for i in ids):
-                raise self.fail("prompt.ids", f"{ids!r}", f"a non-empty list of ids from 0 to {len(pieces) - 1}")
+                raise self.fail("prompt.ids", _describe(ids),
+                                f"a non-empty list of ids from 0 to {len(pieces) - 1}")
             text = "".join(pieces[i] for i in ids).replace(SPACE, " ")
         else:
             text = self.get(prompt, "text", "prompt.")
+            if not isinstance(text, str):
+                raise self.fail("prompt.text", f"{_describe(text)} is not a string",
+                                "the prompt as a string of vocabulary pieces (or prompt.ids)")
             from .rules.tokenize import tokenize  # the tokenizer is a rule of the model
             try:
                 ids = tokenize(text, pieces)
@@ -351,18 +426,18 @@ class _Reader:
             return value
         if isinstance(value, str) and value in pieces:
             return pieces.index(value)
-        raise self.fail(where, f"{value!r} is not in the vocabulary", "a piece of vocab.pieces or its id")
+        raise self.fail(where, f"{_describe(value)} is not in the vocabulary", "a piece of vocab.pieces or its id")
 
     def block(self, table: dict, index: int, d: int) -> Block:
         where = f"blocks[{index}]."
         if not isinstance(table, dict):
-            raise self.fail(f"blocks[{index}]", f"{table!r}", "a [[blocks]] table")
+            raise self.fail(f"blocks[{index}]", f"{_describe(table)} is not a table", "a [[blocks]] table")
         sublayers = table.get("sublayers", ["attention", "mlp"])
         if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= {"attention", "mlp"}:
-            raise self.fail(where + "sublayers", f"{sublayers!r}", 'a list of "attention" and/or "mlp"')
+            raise self.fail(where + "sublayers", _describe(sublayers), 'a list of "attention" and/or "mlp"')
         layernorm = table.get("layernorm", True)
         if not isinstance(layernorm, bool):
-            raise self.fail(where + "layernorm", f"{layernorm!r}", "true or false")
+            raise self.fail(where + "layernorm", _describe(layernorm), "true or false")
         matrices: dict[str, Matrix] = {}
         heads = None
         known = {"sublayers", "layernorm"}
@@ -378,9 +453,8 @@ class _Reader:
                 known |= {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "ln1_gain", "ln1_bias"}
         d_mlp = None
         if "mlp" in sublayers:
-            W_1 = self.get(table, "W_1", where)
-            d_mlp = len(W_1[0]) if isinstance(W_1, list) and W_1 and isinstance(W_1[0], list) else None
-            matrices["W_1"] = self.matrix(W_1, where + "W_1", d, d_mlp)
+            matrices["W_1"] = self.matrix(self.get(table, "W_1", where), where + "W_1", d, None)
+            d_mlp = len(matrices["W_1"][0])
             matrices["W_2"] = self.matrix(self.get(table, "W_2", where), where + "W_2", d_mlp, d)
             known |= {"W_1", "W_2", "b_1", "b_2", "ln2_gain", "ln2_bias"}
         known |= {"ln1_gain", "ln1_bias"} if "attention" in sublayers else set()
@@ -396,20 +470,18 @@ class _Reader:
     def heads(self, value, where: str, d: int) -> list[dict]:
         """Heads given one by one: W_Q, W_K (d x d_k), W_V (d x d_v), optional biases, name."""
         if not isinstance(value, list) or not value:
-            raise self.fail(where, f"{value!r}", "one or more [[blocks.heads]] tables")
+            raise self.fail(where, _describe(value), "one or more [[blocks.heads]] tables")
         out = []
         for k, table in enumerate(value, 1):
             at = f"{where}[{k}]."
             if not isinstance(table, dict):
-                raise self.fail(f"{where}[{k}]", f"{table!r}", "a table with W_Q, W_K, W_V")
+                raise self.fail(f"{where}[{k}]", _describe(table), "a table with W_Q, W_K, W_V")
             head = {"name": str(table["name"])} if "name" in table else {}
-            W_Q = self.get(table, "W_Q", at)
-            d_k = len(W_Q[0]) if isinstance(W_Q, list) and W_Q and isinstance(W_Q[0], list) else None
-            head["W_Q"] = self.matrix(W_Q, at + "W_Q", d, d_k)
+            head["W_Q"] = self.matrix(self.get(table, "W_Q", at), at + "W_Q", d, None)
+            d_k = len(head["W_Q"][0])
             head["W_K"] = self.matrix(self.get(table, "W_K", at), at + "W_K", d, d_k)
-            W_V = self.get(table, "W_V", at)
-            d_v = len(W_V[0]) if isinstance(W_V, list) and W_V and isinstance(W_V[0], list) else None
-            head["W_V"] = self.matrix(W_V, at + "W_V", d, d_v)
+            head["W_V"] = self.matrix(self.get(table, "W_V", at), at + "W_V", d, None)
+            d_v = len(head["W_V"][0])
             for name, width in (("b_Q", d_k), ("b_K", d_k), ("b_V", d_v)):
                 if name in table:
                     head[name] = self.vector(table[name], at + name, width)
@@ -421,35 +493,44 @@ class _Reader:
 
     def given_input(self, d: int) -> tuple[Matrix, list[str]]:
         """``[input]``: X (T x d_model) and optional row labels."""
-        table = self.data["input"]
+        table = self.table("input")
+        self.known(table, "input.", ["X", "labels"])
         X = self.matrix(self.get(table, "X", "input."), "input.X", None, d)
         labels = table.get("labels", [str(t + 1) for t in range(len(X))])
         if not isinstance(labels, list) or len(labels) != len(X) or not all(isinstance(x, str) for x in labels):
-            raise self.fail("input.labels", f"{labels!r}", f"{len(X)} strings, one per row of X")
+            raise self.fail("input.labels", _describe(labels), f"{len(X)} strings, one per row of X")
         return X, labels
 
     def case(self) -> Case:
         given = "input" in self.data
         pieces = self.pieces() if not given or "vocab" in self.data else []
         ids, target, text = self.prompt(pieces) if not given else ([], None, "")
-        model = self.get(self.data, "model", "")
+        for key in ("name", "title"):
+            if key in self.data and not isinstance(self.data[key], str):
+                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        model = self.table("model")
+        self.known(model, "model.", MODEL_FIELDS)
         d = self.get(model, "d_model", "model.")
         if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-            raise self.fail("model.d_model", f"{d!r}", "a positive integer")
+            raise self.fail("model.d_model", f"{_describe(d)} is not a positive integer", "a positive integer")
+        # the tables whose width d_model is first (before a block's "I" is built d_model x d_model)
+        E = self.matrix(self.get(model, "E", "model."), "model.E", len(pieces), d) if pieces else []
+        X, labels = self.given_input(d) if given else (None, None)
         blocks = self.get(self.data, "blocks", "")
+        if isinstance(blocks, dict):
+            raise self.fail("blocks", "is a single table [blocks]", "one or more [[blocks]] tables (double brackets)")
         if not isinstance(blocks, list) or not blocks:
-            raise self.fail("blocks", "has no block", "one or more [[blocks]] tables")
+            raise self.fail("blocks", f"{_describe(blocks)} has no block", "one or more [[blocks]] tables")
         blocks = [self.block(b, i + 1, d) for i, b in enumerate(blocks)]
         split = any(b.heads is None and "attention" in b.sublayers for b in blocks)
         heads = self.get(model, "heads", "model.") if split else model.get("heads", 1)
         if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
-            raise self.fail("model.heads", f"{heads!r}", "a positive integer")
+            raise self.fail("model.heads", f"{_describe(heads)} is not a positive integer",
+                            "a positive integer that divides d_model")
         if d % heads:
             raise self.fail("model.heads", f"d_model = {d} is not divisible by heads = {heads}",
                             "a number of heads that divides d_model")
-        E = self.matrix(self.get(model, "E", "model."), "model.E", len(pieces), d) if pieces else []
         conventions = self.conventions()
-        X, labels = self.given_input(d) if given else (None, None)
         rows = len(X) if given else len(ids)
         if conventions.positions == "learned":
             P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
@@ -467,8 +548,8 @@ class _Reader:
         final_vectors = {name: self.vector(model[name], f"model.{name}", d)
                          for name in ("lnf_gain", "lnf_bias") if name in model}
         return Case(
-            name=str(self.data.get("name", Path(self.path).stem)),
-            title=str(self.data.get("title", text)),
+            name=self.data.get("name", Path(self.path).stem),
+            title=self.data.get("title", text),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
             E=E, P=P, blocks=blocks,
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
@@ -482,7 +563,7 @@ class _Reader:
             return None
         value = model["context_length"]
         if not isinstance(value, int) or isinstance(value, bool) or value < max(rows, 1):
-            raise self.fail("model.context_length", f"{value!r}",
+            raise self.fail("model.context_length", _describe(value),
                             f"an integer >= {max(rows, 1)} (the prompt's length)")
         if p_rows is not None and p_rows > value:
             raise self.fail("model.P", f"has {p_rows} rows but model.context_length = {value}",

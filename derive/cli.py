@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
@@ -36,8 +37,13 @@ class OutputFormat(str, Enum):
 
 
 def fail(error: Exception) -> None:
-    """Print a user error on one line and exit with code 2 (never a traceback)."""
-    Console(stderr=True).print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
+    """Print a user error on one line and exit with code 2 (never a traceback).
+
+    The message is printed as it is: brackets in it (``[[blocks]]``, ``blocks[1].W_Q``,
+    ``['swish']``) are not Rich markup, and a line break in it becomes a space.
+    """
+    message = escape(" ".join(str(error).splitlines()))
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

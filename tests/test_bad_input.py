@@ -1,0 +1,328 @@
+"""Bad input gives one clear error line and exit code 2, never a traceback.
+
+Each case starts from the bundled ``cases/cat-climbed.toml``, makes one targeted edit,
+writes the result to a temporary file and runs ``derive run`` on it. The error must name
+the file, the field (with row and column where they apply) and what was expected, on one
+line; with ``-o FILE`` the file must be left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from derive.cli import app
+
+BASE = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+NUMBER = "a number: an integer, a decimal"
+
+
+def edit(old: str, new: str) -> str:
+    """The bundled case with its one occurrence of ``old`` replaced by ``new``."""
+    assert BASE.count(old) == 1, f"{old!r} occurs {BASE.count(old)} times in cat-climbed.toml"
+    return BASE.replace(old, new)
+
+
+def edit_last(old: str, new: str) -> str:
+    """The bundled case with the last occurrence of ``old`` replaced by ``new``."""
+    at = BASE.rindex(old)
+    return BASE[:at] + new + BASE[at + len(old):]
+
+
+def drop(pattern: str, replacement: str = "") -> str:
+    """The bundled case with the (multi-line) text matching ``pattern`` removed (or replaced), once."""
+    text, n = re.subn(pattern, replacement, BASE, count=1, flags=re.S | re.M)
+    assert n == 1, pattern
+    return text
+
+
+def run(*args: str):
+    """``derive ARGS`` through typer's test runner (stderr is mixed into the output)."""
+    return CliRunner().invoke(app, list(args))
+
+
+def assert_clean_error(result, *needles: str) -> str:
+    """Exit code 2, one ``error:`` line holding every needle, and no traceback."""
+    output = result.output
+    assert result.exit_code == 2, output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), output
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def run_case(tmp_path: Path, text: str, *args: str, name: str = "case.toml"):
+    """Write ``text`` to ``tmp_path/name`` and run ``derive run`` on it; (result, path)."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return run("run", str(path), *args), str(path)
+
+
+# (id, the edited case text, the field named, the words of what was wrong or expected)
+BAD_CASES = [
+    ("malformed-toml", edit("heads = 2", "heads = = 2"),
+     None, ["malformed TOML", "line 27", "expected a TOML document"]),
+    ("unclosed-array", edit('pieces = ["the", ', 'pieces = ["the" '),
+     None, ["malformed TOML", "expected a TOML document"]),
+    ("missing-E", drop(r"^E = \[.*?\n\]\n"),
+     "field model.E", ["missing field"]),
+    ("missing-W_K", drop(r"^W_K = \[.*?\n\]\n"),
+     "field blocks[1].W_K", ["missing field"]),
+    ("missing-vocab", drop(r"\[vocab\]\n"),
+     "field vocab", ["missing field"]),
+    ("E-row-short", edit("[ 1,   -0.5, -0.5,  0  ],  # ␣dog", "[ 1,   -0.5, -0.5 ],"),
+     "field model.E row 4", ["has 3 columns", "expected 4 columns"]),
+    ("E-row-missing", edit("  [ 0.5, -0.5,  0.5, -0.5],  # <eot>\n", ""),
+     "field model.E", ["has 11 rows", "expected 12 rows of 4 numbers"]),
+    ("W_U-wrong-width", edit("  [  0,   -0.5, 1,    0.5,  0,   -0.5,  1,    0,    0,    0,    -1,   0  ],",
+                             "  [  0,   -0.5, 1,    0.5,  0,   -0.5,  1,    0,    0,    0,    -1 ],"),
+     "field model.W_U row 4", ["has 11 columns", "expected 12 columns"]),
+    ("W_Q-3-rows", edit("W_Q = [\n  [0, 0, 0, 1],\n", "W_Q = [\n"),
+     "field blocks[1].W_Q", ["has 3 rows", "expected 4 rows of 4 numbers"]),
+    ("P-too-short", edit("  [ 0,   -0.5,  0,    0.5],\n]", "]"),
+     "field model.P", ["has 4 rows but the prompt has 5 tokens", "expected at least 5 rows"]),
+    ("text-not-in-vocab", edit('text = "the cat climbed the"', 'text = "the cow climbed the"'),
+     "field prompt.text", ["no vocabulary piece matches", "' cow climbed the'",
+                           "expected text made of vocabulary pieces"]),
+    ("target-not-in-vocab", edit('target = "␣roof"', 'target = "␣moon"'),
+     "field prompt.target", ["'␣moon' is not in the vocabulary", "expected a piece of vocab.pieces or its id"]),
+    ("target-id-out-of-range", edit('target = "␣roof"', "target = 12"),
+     "field prompt.target", ["12 is not in the vocabulary", "expected a piece of vocab.pieces or its id"]),
+    ("weight-abc", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "abc",  0,   -0.5],'),
+     "field model.E row 3, column 2", ["'abc' is not a number", "expected " + NUMBER]),
+    ("weight-true", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   true,  0,   -0.5],"),
+     "field model.E row 3, column 2", ["True is a boolean", "expected " + NUMBER]),
+    ("weight-nested-list", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   [-0.5],  0,   -0.5],"),
+     "field model.E row 3, column 2", ["[-0.5] is not a number", "expected " + NUMBER]),
+    ("weight-in-block", edit("  [0, 0, 0, 0],\n  [1, 0, 1, 0],\n]", '  [0, 0, 0, 0],\n  [1, 0, "x", 0],\n]'),
+     "field blocks[1].W_Q row 4, column 3", ["'x' is not a number", "expected " + NUMBER]),
+    ("weight-one-over-zero", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "1/0",  0,   -0.5],'),
+     "field model.E row 3, column 2", ["'1/0' is not a number", "expected " + NUMBER]),
+    ("weight-nan", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   nan,  0,   -0.5],"),
+     "field model.E row 3, column 2", ["is not finite", "expected " + NUMBER]),
+    ("weight-date", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1979-05-27,  0,   -0.5],"),
+     "field model.E row 3, column 2", ["is not a number", "expected " + NUMBER]),
+    ("heads-do-not-divide", edit("heads = 2", "heads = 3"),
+     "field model.heads", ["d_model = 4 is not divisible by heads = 3",
+                           "expected a number of heads that divides d_model"]),
+    ("unknown-activation", edit('activation = "gelu_tanh"', 'activation = "swish"'),
+     "field conventions.activation", ["unknown value 'swish'", "expected one of gelu_tanh, gelu_erf, relu"]),
+    ("unknown-mask", edit('mask = "causal"', 'mask = "upper"'),
+     "field conventions.mask", ["unknown value 'upper'", "expected one of causal, none"]),
+    ("unknown-convention", edit("layernorm_eps = 1e-5", "layernorm_epsilon = 0"),
+     "field conventions.layernorm_epsilon", ["unknown field", "expected one of", "layernorm_eps"]),
+    ("negative-eps", edit("layernorm_eps = 1e-5", "layernorm_eps = -1e-5"),
+     "field conventions.layernorm_eps", ["is negative", "expected eps >= 0"]),
+    # the nasty inputs a user might produce
+    ("conventions-array-of-tables", edit("[conventions]", "[[conventions]]"),
+     "field conventions", ["is an array of tables", "expected a table [conventions]"]),
+    ("model-array-of-tables", edit("[model]", "[[model]]"),
+     "field model", ["is an array of tables", "expected a table [model]"]),
+    ("vocab-a-number", edit("[vocab]\n", "vocab = 3\n[dictionary]\n"),
+     "field vocab", ["is 3", "expected a table [vocab]"]),
+    ("blocks-single-table", edit("[[blocks]]", "[blocks]"),
+     "field blocks", ["is a single table [blocks]", "expected one or more [[blocks]] tables"]),
+    ("blocks-a-string", edit("[vocab]", 'blocks = "one"\n[vocab]').replace("[[blocks]]", "[[layers]]"),
+     "field blocks", ["'one' has no block", "expected one or more [[blocks]] tables"]),
+    ("blocks-list-of-numbers", edit("[vocab]", "blocks = [1, 2]\n[vocab]").replace("[[blocks]]", "[[layers]]"),
+     "field blocks[1]", ["1 is not a table", "expected a [[blocks]] table"]),
+    ("W_1-ragged", edit("  [0, 1, 0, 0,  0, -1,  0,  0],", "  [0, 1, 0, 0,  0, -1,  0],"),
+     "field blocks[1].W_1 row 2", ["has 7 columns", "expected 8 columns, as in row 1"]),
+    ("W_1-empty-row", edit("  [1, 0, 0, 0, -1,  0,  0,  0],", "  [],"),
+     "field blocks[1].W_1 row 1", ["is empty", "expected one or more numbers"]),
+    ("W_1-identity", drop(r"^W_1 = \[.*?\n\]\n", 'W_1 = "I"\n'),
+     "field blocks[1].W_1", ['"I" (identity) needs a square shape', "expected 4 rows"]),
+    ("W_2-rows-not-d_mlp", edit_last("  [0, 0, 0, 1],\n]", "]"),
+     "field blocks[1].W_2", ["has 7 rows", "expected 8 rows of 4 numbers"]),
+    ("bias-wrong-length", edit('W_O = "I"', 'W_O = "I"\nb_Q = [0, 0, 0]'),
+     "field blocks[1].b_Q", ["has 3 entries", "expected 4 numbers"]),
+    ("b_1-wrong-length", edit('W_O = "I"', 'W_O = "I"\nb_1 = [0, 0, 0, 0]'),
+     "field blocks[1].b_1", ["has 4 entries", "expected 8 numbers"]),
+    ("bias-a-number", edit('W_O = "I"', 'W_O = "I"\nb_Q = 1'),
+     "field blocks[1].b_Q", ["1 is not a list", "expected a list of numbers"]),
+    ("unknown-block-field", edit('W_O = "I"', 'W_O = "I"\nW_X = "I"'),
+     "field blocks[1].W_X", ["unknown field"]),
+    ("d_model-zero", edit("d_model = 4", "d_model = 0"),
+     "field model.d_model", ["0 is not a positive integer", "expected a positive integer"]),
+    ("d_model-huge", edit("d_model = 4", "d_model = 100000"),
+     "field model.E row 1", ["has 4 columns", "expected 100000 columns"]),
+    ("heads-a-string", edit("heads = 2", 'heads = "2"'),
+     "field model.heads", ["'2' is not a positive integer", "expected a positive integer"]),
+    ("heads-zero", edit("heads = 2", "heads = 0"),
+     "field model.heads", ["0 is not a positive integer", "expected a positive integer"]),
+    ("negative-temperature", edit("temperature = 1", "temperature = -1"),
+     "field conventions.temperature", ["is -1", "expected a temperature T >= 0"]),
+    ("temperature-a-word", edit("temperature = 1", 'temperature = "hot"'),
+     "field conventions.temperature", ["'hot' is not a number", "expected " + NUMBER]),
+    ("final-layernorm-a-string", edit("final_layernorm = true", 'final_layernorm = "yes"'),
+     "field conventions.final_layernorm", ["'yes'", "expected true or false"]),
+    ("trained-a-string", edit('trained = ["E"]', 'trained = "E"'),
+     "field conventions.trained", ["'E'", 'expected "all" or a list of weight names']),
+    ("text-a-number", edit('text = "the cat climbed the"', "text = 5"),
+     "field prompt.text", ["5 is not a string", "expected the prompt as a string"]),
+    ("text-empty", edit('text = "the cat climbed the"', 'text = ""'),
+     "field prompt.text", ["the prompt is empty", "expected text made of vocabulary pieces"]),
+    ("ids-out-of-range", edit('text = "the cat climbed the"', "ids = [0, 99]"),
+     "field prompt.ids", ["[0, 99]", "expected a non-empty list of ids from 0 to 11"]),
+    ("prompt-typo", edit('target = "␣roof"', 'targets = "␣roof"'),
+     "field prompt.targets", ["unknown field", "expected one of text, ids, target"]),
+    ("repeated-piece", edit('"<eot>"]', '"<eot>", "the"]'),
+     "field vocab.pieces", ["has a repeated piece", "expected distinct pieces"]),
+    ("pieces-not-strings", edit('"<eot>"]', '"<eot>", 3]'),
+     "field vocab.pieces", ["is not a list of non-empty strings", "expected a list of token pieces"]),
+    ("name-a-table", edit('name = "cat-climbed"', "name = {a = 1}"),
+     "field name", ["a table is not a string", "expected a string"]),
+    ("weight-exponent-huge", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1e999999999,  0,   -0.5],"),
+     "field model.E row 3, column 2", ["is too large", "expected a number between 1e-1000 and 1e1000"]),
+    ("weight-text-exponent-tiny", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "1e-999999999",  0,   -0.5],'),
+     "field model.E row 3, column 2", ["is too small", "expected a number between 1e-1000 and 1e1000"]),
+    ("integer-too-large", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1" + "0" * 1100 + ",  0,   -0.5],"),
+     "field model.E row 3, column 2", ["10000000000", "...0 is too large",
+                                       "expected a number between 1e-1000 and 1e1000"]),
+    ("fraction-too-small", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "1/1' + "0" * 1100 + '",  0,   -0.5],'),
+     "field model.E row 3, column 2", ["'1/1000", "is too small", "expected a number between 1e-1000 and 1e1000"]),
+    ("integer-too-long", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   " + "9" * 5000 + ",  0,   -0.5],"),
+     None, ["malformed TOML", "4300 digits"]),
+    ("nested-too-deep", edit("[vocab]", "deep = " + "[" * 5000 + "]" * 5000 + "\n[vocab]"),
+     None, ["malformed TOML", "nested too deeply"]),
+]
+
+
+@pytest.mark.parametrize("text, field, words", [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])
+def test_bad_case_gives_one_clean_error_line(tmp_path, text, field, words):
+    """One targeted edit of cat-climbed.toml: one error line naming the file, the field and what was expected."""
+    result, path = run_case(tmp_path, text)
+    assert_clean_error(result, path, *([field] if field else []), *words)
+
+
+CONSTANT_ROW = edit("layernorm_eps = 1e-5", "layernorm_eps = 0").replace(
+    "[ 0,    0.5, -0.5,  0  ],  # ed", "[ 1.5,  1,    0.5,  1  ],  # ed")  # x_4 = ed + P[4] = (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("args", [(), ("--step", "tokens"), ("--step", "layernorm", "--exact"),
+                                  ("--format", "json"), ("--sig", "4")])
+def test_layernorm_of_a_constant_row_with_eps_zero(tmp_path, args):
+    """x_4 = E[ed] + P[4] = (1, 1, 1, 1) under eps = 0: sigma = 0 is named, whatever is asked for."""
+    result, path = run_case(tmp_path, CONSTANT_ROW, *args)
+    assert_clean_error(result, path, "field conventions.layernorm_eps", "row 4 of block 1", "constant row",
+                       "eps = 0", "expected eps > 0")
+
+
+def test_eps_zero_is_fine_without_a_constant_row(tmp_path):
+    """eps = 0 alone is allowed: only a constant row makes the LayerNorm undefined."""
+    result, _ = run_case(tmp_path, edit("layernorm_eps = 1e-5", "layernorm_eps = 0"), "--step", "loss")
+    assert result.exit_code == 0, result.output
+    assert "p(␣roof)" in result.output
+
+
+def test_empty_file(tmp_path):
+    """An empty file is valid TOML with nothing in it: the first missing table is named."""
+    result, path = run_case(tmp_path, "")
+    assert_clean_error(result, path, "field vocab", "missing field")
+
+
+def test_not_utf8(tmp_path):
+    """A file that is not UTF-8 cannot be read; the error says so instead of a UnicodeDecodeError."""
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(BASE.replace("␣", " ").replace("# the", "# caf\xe9").encode("latin-1"))
+    assert_clean_error(run("run", str(path)), str(path), "cannot read", "expected a readable UTF-8 text file")
+
+
+def test_a_folder_instead_of_a_file(tmp_path):
+    """A folder is neither a case file nor a bundled name."""
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    assert_clean_error(run("run", str(folder)), "no such case file or bundled case", "expected a path to a .toml file")
+
+
+def test_nonexistent_case_name():
+    """An unknown name lists the bundled cases."""
+    result = run("run", "no-such-case")
+    assert_clean_error(result, "no such case file or bundled case 'no-such-case'",
+                       "expected a path to a .toml file or one of:", "cat-climbed")
+
+
+def test_places_and_sig_together():
+    """--places and --sig exclude each other: a usage error (exit 2), no traceback."""
+    result = run("run", "cat-climbed", "--places", "2", "--sig", "3")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "give --places or --sig, not both" in result.output
+
+
+def test_unknown_step():
+    """An unknown --step is a usage error (exit 2) that lists the steps."""
+    result = run("run", "cat-climbed", "--step", "nonsense")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "unknown step 'nonsense'" in result.output
+
+
+def test_output_in_a_nonexistent_folder(tmp_path):
+    """-o into a folder that does not exist: one error line, and no folder is created."""
+    target = tmp_path / "no" / "such" / "folder" / "out.json"
+    result = run("run", "cat-climbed", "--step", "tokens", "--format", "json", "-o", str(target))
+    assert_clean_error(result, str(target), "cannot write")
+    assert not target.exists() and not (tmp_path / "no").exists()
+
+
+KEPT = "known content\nthat must survive a failed run\n"
+
+
+@pytest.mark.parametrize("fmt", ["rich", "json"])
+@pytest.mark.parametrize("bad", ["malformed", "constant-row", "missing-case", "weight-abc"])
+def test_output_file_kept_when_the_run_fails(tmp_path, fmt, bad):
+    """A failed run leaves an existing -o file exactly as it was, and no temporary file."""
+    out = tmp_path / "out.txt"
+    out.write_text(KEPT, encoding="utf-8")
+    texts = {"malformed": edit("heads = 2", "heads = = 2"), "constant-row": CONSTANT_ROW,
+             "weight-abc": edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "abc",  0,   -0.5],')}
+    if bad == "missing-case":
+        result = run("run", str(tmp_path / "missing.toml"), "--format", fmt, "-o", str(out))
+    else:
+        result, _ = run_case(tmp_path, texts[bad], "--format", fmt, "-o", str(out))
+    assert_clean_error(result)
+    assert out.read_text(encoding="utf-8") == KEPT
+    left = {p.name for p in tmp_path.iterdir()} - {"case.toml"}
+    assert left == {"out.txt"}  # and no temporary file left behind
+
+
+def test_output_file_not_created_when_the_run_fails(tmp_path):
+    """A failed run does not create the -o file."""
+    out = tmp_path / "new.json"
+    result, _ = run_case(tmp_path, CONSTANT_ROW, "--format", "json", "-o", str(out))
+    assert_clean_error(result)
+    assert not out.exists()
+
+
+def test_the_bundled_case_still_runs(tmp_path):
+    """The checks refuse nothing the bundled case uses."""
+    out = tmp_path / "cat.json"
+    result = run("run", "cat-climbed", "--format", "json", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").startswith("[")
+
+
+def test_the_error_goes_to_stderr(tmp_path):
+    """With the installed command: the one error line is on stderr, stdout stays empty."""
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("derive") or str(Path(sys.executable).with_name("derive"))
+    if not Path(exe).exists():
+        pytest.skip("the derive command is not installed")
+    path = tmp_path / "case.toml"
+    path.write_text(edit("heads = 2", "heads = 3"), encoding="utf-8")
+    proc = subprocess.run([exe, "run", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {path}: field model.heads: d_model = 4 is not divisible by heads = 3 "
+        "(expected a number of heads that divides d_model)"]
