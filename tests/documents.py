@@ -59,6 +59,7 @@ def derivation_of(case: str):
     return derive(load_case(case))
 
 
+@lru_cache(maxsize=None)
 def json_decimals(case: str, *options: str) -> dict[Ref, str]:
     """The ``decimal`` field of each quantity in the JSON export, by its Ref. The records
     come in the order of :meth:`Derivation.quantities`; their labels are checked."""
