@@ -7,9 +7,9 @@ same names as math: :func:`tex` turns a plain formula into TeX (the names throug
 LaTeX printer, so ``sigma`` is ``\\sigma`` and ``W_Q`` is ``W_{Q}``), and the two span
 splitters say which parts of a text are math:
 
-- :func:`spans` reads *marked* text (a step's title and words): ``$...$`` marks a formula in
-  the plain notation, backticks mark a vocabulary piece, the rest is prose.
-  :func:`plain` removes the ``$`` marks for the terminal.
+- :func:`spans` reads running text (a step's title and words, an author's template): where
+  ``$...$`` marks a formula in the plain notation it splits there, else it finds the
+  formulas word by word; backticks mark a vocabulary piece, the rest is prose.
 - :func:`label_spans` reads a short *label* (a column header or a table title), where
   nothing is marked: words of two letters or more are prose (unless they are the
   chapter's names, such as ``mu``, ``sigma``, ``attn``), other tokens are math.
@@ -168,11 +168,6 @@ def _prose_kind(word: str) -> str:
     return "prose"
 
 
-def plain(text: str) -> str:
-    """Running text without its ``$`` marks, as the terminal shows it."""
-    return "".join(f"`{t}`" if kind == "piece" else t for kind, t in spans(text))
-
-
 def label_spans(text: str) -> list[tuple[str, str]]:
     """Split an unmarked label (a column header, a table title) into spans, as :func:`spans`.
 
@@ -198,7 +193,7 @@ def label_spans(text: str) -> list[tuple[str, str]]:
             for k, t in _pieces(word):
                 _append(out, k, t)
         else:
-            _append(out, kind, word)
+            _append(out, kind, word[1:-1] if kind == "piece" else word)
     return out
 
 

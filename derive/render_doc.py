@@ -256,7 +256,7 @@ class DocumentRenderer:
             if kind == "math":
                 out.append(self.inline_math(tex(t, self.target)))
             elif kind == "piece":
-                out.append(self.piece(t.strip("`")))
+                out.append(self.piece(t))
             else:
                 out.append(self.prose(t))
         return "".join(out)
