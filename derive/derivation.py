@@ -20,7 +20,7 @@ from .case import Case
 from .errors import EvaluationError
 from .evaluate import Evaluation, NeedPrecision, Undefined, evaluate
 from .graph import Div, Graph, Meta, is_exact, to_fmpq
-from .rounding import Format, format_fraction, format_value
+from .rounding import Format, TooLarge, format_fraction, format_value
 from .steps import Ref, Step
 
 START_PREC = 128  # bits; enough for 30 significant digits of the JSON ``value`` field
@@ -130,7 +130,10 @@ class Derivation:
             ev_prec = self.evaluation(prec).prec
             still = []
             for ref in pending:
-                text = format_value(self.value(ref, ev_prec), fmt)
+                try:
+                    text = format_value(self.value(ref, ev_prec), fmt)
+                except TooLarge as exc:
+                    raise EvaluationError(f"{self.meta(ref).label}: {exc}", file=self.case.path) from None
                 if text is None and prec == START_PREC:
                     # A ball that still touches a rounding boundary at START_PREC bits is
                     # almost always a rational sitting on it (an e^s / e^s = 1 weight times

@@ -86,10 +86,12 @@ class Lin(Op):
         self.const = to_fmpq(const) if isinstance(const, Fraction) else fmpq(const)
 
     def eval(self, args):
-        total = self.const
-        for c, a in zip(self.coeffs, args):
-            if c != 0 and not is_zero(a):
-                total = total + (a if c == 1 else c * a)
+        terms = [a if c == 1 else c * a for c, a in zip(self.coeffs, args) if c != 0 and not is_zero(a)]
+        if not terms:
+            return self.const
+        total = terms[0] if self.const == 0 else self.const + terms[0]  # a sum of one term is that term
+        for term in terms[1:]:
+            total = total + term
         return total
 
     def partials(self, args, out):
@@ -157,6 +159,8 @@ class Div(Op):
             raise Undefined("division by zero")
         if not is_exact(b) and b.contains(0):
             raise NeedPrecision
+        if a is b:  # e^s / (a sum of that one e^s): the first row of a causal head is exactly 1
+            return fmpq(1)
         return fmpq(0) if is_zero(a) else a / b
 
     def partials(self, args, out):

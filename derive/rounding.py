@@ -178,9 +178,30 @@ def format_ball(x: arb, fmt: Format) -> str | None:
         return _format_ball(x, fmt)
 
 
+class TooLarge(ValueError):
+    """A value too large to write out (more than MAX_BITS bits, about 19,700 digits)."""
+
+
+MAX_BITS = 1 << 16
+
+
+def _check_size(x: arb) -> None:
+    """Refuse a ball whose midpoint needs more than MAX_BITS bits before the point: FLINT
+    aborts the whole process when such a number is turned into an integer."""
+    mid = x.mid()
+    if mid == 0:
+        return
+    man, exp = mid.man_exp()
+    bits = int(exp) + int(man).bit_length()
+    if bits > MAX_BITS:
+        raise TooLarge(f"the value is about 2^{bits}, too large to write out "
+                       f"(more than {MAX_BITS} bits before the point)")
+
+
 def _format_ball(x: arb, fmt: Format) -> str | None:
     if not x.is_finite():
         return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
+    _check_size(x)
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
     if fmt.places is not None:

@@ -326,3 +326,15 @@ def test_the_error_goes_to_stderr(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         f"error: {path}: field model.heads: d_model = 4 is not divisible by heads = 3 "
         "(expected a number of heads that divides d_model)"]
+
+
+def test_astronomical_value_is_a_clear_error(tmp_path):
+    """T = 1e-30 makes e^(z/T) about 2^(10^30): FLINT would abort the process when turning
+    it into digits; derive must refuse it with one line and exit code 2 instead."""
+    text = (Path(__file__).parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    case = tmp_path / "tiny-temperature.toml"
+    case.write_text(re.sub(r"(?m)^temperature = 1$", "temperature = 1e-30", text), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(case)])
+    assert result.exit_code == 2
+    assert "too large to write out" in result.output
+    assert "Traceback" not in result.output
