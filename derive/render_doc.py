@@ -24,7 +24,7 @@ from .derivation import Derivation
 from .graph import is_exact
 from .notation import label_spans, number_tex, spans, tex
 from .rounding import Format
-from .steps import Ref, Step, Table
+from .steps import Ref, Step, Table, Vec
 from .templates import Templates, Words
 
 SHORT_FORM = 40  # TeX characters: an exact form shorter than this shares its row with others
@@ -48,13 +48,15 @@ def mark_name(n: int) -> str:
     return name
 
 
-def note_marks(notes) -> dict[Ref, str]:
-    """Each noted quantity's mark: the mark of its first note (see :func:`mark_name`)."""
+def marked(notes) -> tuple[dict[Ref, str], list[tuple[str, str]]]:
+    """The marks of a table's notes (:class:`~derive.cells.Note`, in order): each noted
+    quantity's mark (that of its first note, see :func:`mark_name`), and the notes as
+    (mark, text) to print under the table."""
     marks: dict[Ref, str] = {}
     for n, note in enumerate(notes, 1):
         for ref in note.refs:
             marks.setdefault(ref, mark_name(n))
-    return marks
+    return marks, [(mark_name(n), note.text) for n, note in enumerate(notes, 1)]
 
 
 @dataclass
@@ -150,6 +152,27 @@ class DocumentRenderer:
     def document(self, views: list[StepView], standalone: bool) -> str:
         raise NotImplementedError
 
+    def step(self, view: StepView) -> str:
+        """One step: its frame (the numbered heading) around the words, the tables, the
+        equations, their notes and, with ``exact``, the exact forms."""
+        body = [self.words_block(view)] + [self.table(t) for t in view.tables]
+        if view.equations:
+            body.append(self.display(self.aligned(view)))
+        body += self.annotations(view.notes, view.exact)
+        return self.step_frame(view, [part for part in body if part])
+
+    def annotations(self, notes: list[tuple[str, str]], exact: list[tuple[str, str]]) -> list[str]:
+        """What follows a table or a step's equations: the notes, then the exact forms."""
+        return ([self.notes(notes)] if notes else []) + ([self.exact_display(exact)] if exact else [])
+
+    def exact_display(self, forms: list[tuple[str, str]]) -> str:
+        """Exact forms as display math."""
+        return self.display(self.exact_aligned(forms))
+
+    def words_block(self, view: StepView) -> str:
+        """The step's words as a paragraph."""
+        return self.words(view)
+
     def heading(self) -> tuple[str, str]:
         """The document's title and its opening sentence (marked text)."""
         case = self.derivation.case
@@ -160,8 +183,7 @@ class DocumentRenderer:
     def step_view(self, step: Step) -> StepView:
         """The view of one step (see :class:`StepView`)."""
         eq_refs = [r for eq in step.equations for r in refs_of(eq.rhs)]
-        notes = self.printer.notes(eq_refs)
-        marks = note_marks(notes)
+        marks, notes = marked(self.printer.notes(eq_refs))
         equations = [EquationView(eq.lhs, self.cell(eq.rhs, False, marks)) for eq in step.equations]
         number = self.numbers.get(id(step), 0)
         words = Words(step.title, step.words)
@@ -169,27 +191,24 @@ class DocumentRenderer:
             context = {"step": step, "number": number, "case": self.derivation.case, "fmt": self.fmt,
                        "eq": {eq.lhs: self.printer.cell(eq.rhs) for eq in step.equations}, "value": self.value}
             words = self.templates.words(step.key, self.output, words, context)
-        return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations,
-                        [(mark_name(n), note.text) for n, note in enumerate(notes, 1)],
+        return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations, notes,
                         self.exact_forms(eq_refs) if self.exact else [])
 
     def table_view(self, table: Table) -> TableView:
         """The view of one table: rows in the printed order, cells and columns typed."""
-        notes = self.printer.notes(table_refs(table))
-        marks = note_marks(notes)
+        marks, notes = marked(self.printer.notes(table_refs(table)))
         rows = [[self.cell(c, table.short_exact, marks) for c in row] for row in self.printer.rows(table)]
         kinds = [column_kind([row[j] for row in rows if j < len(row)]) for j in range(len(table.columns))]
-        return TableView(table.title, list(table.columns), kinds, rows,
-                         [(mark_name(n), note.text) for n, note in enumerate(notes, 1)],
+        return TableView(table.title, list(table.columns), kinds, rows, notes,
                          self.exact_forms(table_refs(table)) if self.exact else [])
 
     def cell(self, cell, short_exact: bool, marks: dict[Ref, str]) -> Cell:
         """Type one cell of the step model (a Ref, a Vec, an int or a str)."""
         if isinstance(cell, Ref):
             return Cell("number", numbers=[Number(self.printer.number(cell, short_exact), marks.get(cell, ""))])
-        if refs_of(cell):
+        if isinstance(cell, Vec):
             return Cell("vector", numbers=[Number(self.printer.number(r, short_exact), marks.get(r, ""))
-                                           for r in refs_of(cell)])
+                                           for r in cell.refs])
         if isinstance(cell, int) and not isinstance(cell, bool):
             return Cell("integer", text=str(cell))
         text = str(cell)
@@ -327,6 +346,22 @@ class DocumentRenderer:
         return self.prose(cell.text)
 
     # ------------------------------------------------------------------ per format
+    def step_frame(self, view: StepView, body: list[str]) -> str:
+        """The numbered heading (or frame) of a step around its parts."""
+        raise NotImplementedError
+
+    def table(self, view: TableView) -> str:
+        """A table with its title, its notes and, with ``exact``, the exact forms."""
+        raise NotImplementedError
+
+    def notes(self, notes: list[tuple[str, str]]) -> str:
+        """Notes, each led by its mark."""
+        raise NotImplementedError
+
+    def display(self, tex_math: str) -> str:
+        """Display math."""
+        raise NotImplementedError
+
     def prose(self, text: str) -> str:
         """Plain text, escaped for the format."""
         raise NotImplementedError

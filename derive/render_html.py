@@ -118,7 +118,8 @@ class HtmlRenderer(DocumentRenderer):
 
     def document(self, views: list[StepView], standalone: bool) -> str:
         title, opening = self.heading()
-        steps = "\n".join(self.step(v, open_=(n == 0)) for n, v in enumerate(views))
+        self.first = views[0].key if views else None
+        steps = "\n".join(self.step(v) for v in views)
         if not standalone:
             return f'<style>{STYLE}</style>\n<div class="derive">\n{steps}\n</div>'
         body = (f'<main class="derive">\n<h1>{self.prose(title)}</h1>\n<p class="intro">{self.text(opening)}</p>\n'
@@ -128,23 +129,17 @@ class HtmlRenderer(DocumentRenderer):
                        "katex_js": _script("katex.min.js"), "auto_render": _script("auto-render.min.js"),
                        "script": SCRIPT}
 
-    def step(self, view: StepView, open_: bool = False) -> str:
-        """One step as a ``<details>``: the summary is its number and title."""
-        parts = [f'<details class="step" id="step-{html.escape(view.key)}"{" open" if open_ else ""}>',
-                 f'<summary><span class="number">Step {view.number}.</span> {self.text(view.words.title)}</summary>',
-                 '<div class="body">']
+    def step_frame(self, view: StepView, body: list[str]) -> str:
+        """A ``<details>`` whose summary is the step's number and title (the first step open)."""
+        is_open = " open" if view.key == self.first else ""
+        return "\n".join([f'<details class="step" id="step-{html.escape(view.key)}"{is_open}>',
+                          f'<summary><span class="number">Step {view.number}.</span> '
+                          f'{self.text(view.words.title)}</summary>', '<div class="body">', *body,
+                          "</div>", "</details>"])
+
+    def words_block(self, view: StepView) -> str:
         words = self.words(view)
-        if words:
-            parts.append(words if view.words.raw else f"<p>{words}</p>")
-        parts += [self.table(t) for t in view.tables]
-        if view.equations:
-            parts.append(f'<div class="equations">{self.display(self.aligned(view))}</div>')
-        if view.notes:
-            parts.append(self.notes(view.notes))
-        if view.exact:
-            parts.append(f'<div class="equations exact">{self.display(self.exact_aligned(view.exact))}</div>')
-        parts += ["</div>", "</details>"]
-        return "\n".join(parts)
+        return words if view.words.raw or not words else f"<p>{words}</p>"
 
     def table(self, view: TableView) -> str:
         """A ``<figure>`` with the table's title as caption and its notes below."""
@@ -157,12 +152,7 @@ class HtmlRenderer(DocumentRenderer):
             out.append("<tr>" + "".join(f'<td class="{k}">{self.cell_text(c)}</td>'
                                         for c, k in zip(row, view.kinds)) + "</tr>")
         out.append("</tbody>\n</table>")
-        if view.notes:
-            out.append(self.notes(view.notes))
-        if view.exact:
-            out.append(f'<div class="equations exact">{self.display(self.exact_aligned(view.exact))}</div>')
-        out.append("</figure>")
-        return "\n".join(out)
+        return "\n".join(out + self.annotations(view.notes, view.exact) + ["</figure>"])
 
     def notes(self, notes: list[tuple[str, str]]) -> str:
         """The notes as a list, each led by its mark."""
@@ -171,7 +161,7 @@ class HtmlRenderer(DocumentRenderer):
 
     def display(self, tex_math: str) -> str:
         """Display math for KaTeX's auto-render."""
-        return "\\[" + html.escape(tex_math, quote=False) + "\\]"
+        return '<div class="equations">\\[' + html.escape(tex_math, quote=False) + "\\]</div>"
 
     def prose(self, text: str) -> str:
         return html.escape(text, quote=False)

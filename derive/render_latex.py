@@ -97,17 +97,9 @@ class LatexRenderer(DocumentRenderer):
         head = f"\\section*{{{escape(title)}}}\n{self.text(opening)}\n\n"
         return STANDALONE % {"packages": PACKAGES, "body": head + body}
 
-    def step(self, view: StepView) -> str:
-        """One step: a heading, the words, the tables, the equations, the notes."""
-        parts = [f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}\\label{{derive:{view.key}}}",
-                 self.words(view)]
-        parts += [self.table(t) for t in view.tables]
-        if view.equations:
-            parts.append("\\[\n" + self.aligned(view) + "\n\\]")
-        parts += [self.notes(view.notes)] if view.notes else []
-        if view.exact:
-            parts.append(self.exact_display(view.exact))
-        return "\n\n".join(p for p in parts if p)
+    def step_frame(self, view: StepView, body: list[str]) -> str:
+        heading = f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}\\label{{derive:{view.key}}}"
+        return "\n\n".join([heading] + body)
 
     def table(self, view: TableView) -> str:
         """A booktabs table in a ``center``, scaled down to the line width when wider."""
@@ -140,11 +132,10 @@ class LatexRenderer(DocumentRenderer):
             lines += [" & ".join(self.table_cell(c, k) for c, k in zip(row, view.kinds)) + " \\\\"
                       for row in view.rows[start:start + ROWS_PER_PART]]
             lines += ["\\bottomrule", "\\end{tabular}", "\\end{adjustbox}", "\\end{minipage}", "\\end{center}"]
-        if view.notes:
-            lines.append(self.notes(view.notes))
-        if view.exact:
-            lines.append(self.exact_display(view.exact))
-        return "\n".join(lines)
+        return "\n".join(lines + self.annotations(view.notes, view.exact))
+
+    def display(self, tex_math: str) -> str:
+        return "\\[\n" + tex_math + "\n\\]"
 
     def exact_display(self, forms: list[tuple[str, str]]) -> str:
         """Exact forms in an ``align*`` that may break across pages (a long list would

@@ -41,17 +41,8 @@ class MarkdownRenderer(DocumentRenderer):
         head = f"# {self.prose(title)}\n\n{self.text(opening)}\n\n" if standalone else ""
         return head + body + "\n"
 
-    def step(self, view: StepView) -> str:
-        """One section: heading, words, tables, equations, notes."""
-        parts = [f"## Step {view.number}. {self.text(view.words.title)}", self.words(view)]
-        parts += [self.table(t) for t in view.tables]
-        if view.equations:
-            parts.append(self.display(self.aligned(view)))
-        if view.notes:
-            parts.append(self.notes(view.notes))
-        if view.exact:
-            parts.append(self.display(self.exact_aligned(view.exact)))
-        return "\n\n".join(p for p in parts if p)
+    def step_frame(self, view: StepView, body: list[str]) -> str:
+        return "\n\n".join([f"## Step {view.number}. {self.text(view.words.title)}"] + body)
 
     def table(self, view: TableView) -> str:
         """A Markdown table, its title in bold above it and its notes below."""
@@ -60,12 +51,7 @@ class MarkdownRenderer(DocumentRenderer):
         lines.append("| " + " | ".join(self.label(c) for c in view.columns) + " |")
         lines.append("|" + "|".join(align.get(k, ":--") for k in view.kinds) + "|")
         lines += ["| " + " | ".join(self.cell_text(c) for c in row) + " |" for row in view.rows]
-        out = "\n".join(lines)
-        if view.notes:
-            out += "\n\n" + self.notes(view.notes)
-        if view.exact:
-            out += "\n\n" + self.display(self.exact_aligned(view.exact))
-        return out
+        return "\n\n".join(["\n".join(lines)] + self.annotations(view.notes, view.exact))
 
     def notes(self, notes: list[tuple[str, str]]) -> str:
         """One line per note, led by its mark (a hard line break between them)."""
