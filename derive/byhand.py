@@ -95,8 +95,23 @@ class SumNote:
 
 
 def printed_fraction(text: str) -> Fraction:
-    """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed)."""
+    """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed).
+
+    Raises:
+        ValueError: for text that is not a number (``undecided at 10^-3``).
+    """
     return Fraction(text.replace("\u2212", "-"))
+
+
+def is_number(text: str | None) -> bool:
+    """True when ``text`` is a printed number, False for None or ``undecided ...``."""
+    if text is None:
+        return False
+    try:
+        printed_fraction(text)
+    except ValueError:
+        return False
+    return True
 
 
 def exact_text(q: Fraction, max_places: int = 12) -> str:
@@ -171,10 +186,13 @@ class ByHand:
         return value, self._value_text(value)
 
     def _shown(self, node_id: int) -> Fraction | None:
+        """The value a reader sees printed for a node, or None (not on the page, or
+        printed as undecided: then the reader has no digits to use)."""
         if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
-            return printed_fraction(self.chain()[node_id])
-        text = self.printed.get(Ref("before", node_id))
-        return None if text is None else printed_fraction(text)
+            text = self.chain()[node_id]
+        else:
+            text = self.printed.get(Ref("before", node_id))
+        return printed_fraction(text) if is_number(text) else None
 
     def _shown_text(self, node_id: int) -> str:
         if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
@@ -209,7 +227,9 @@ class ByHand:
     # ------------------------------------------------------------------ readings
     def reading(self, ref: Ref) -> Reading | None:
         """The reader's recomputation of one printed quantity, or None when it has no
-        by-hand form (a weight, a gradient, a pass after the step)."""
+        by-hand form (a weight, a gradient, a pass after the step) or no decided digits."""
+        if ref in self.printed and not is_number(self.printed[ref]):
+            return None
         if ref.phase == "updated":
             return self._sgd_reading(ref)
         if ref.phase != "before":
@@ -233,7 +253,7 @@ class ByHand:
 
     def _sgd_reading(self, ref: Ref) -> Reading | None:
         grad_text = self.printed.get(Ref("grad", ref.id))
-        if grad_text is None:
+        if not is_number(grad_text):
             return None
         node = self.graph.nodes[ref.id]
         eta = self.derivation.case.conventions.learning_rate
@@ -277,6 +297,8 @@ class ByHand:
             if len(members) != self._row_size(symbol):
                 continue
             terms = [self.carried(r).replace("\u2212", "-") for r in members]
+            if not all(is_number(t) for t in terms):
+                continue
             total = sum(printed_fraction(t) for t in terms)
             if total != 1:
                 label = f"p (softmax over the vocabulary)" if symbol == "p" else \
@@ -304,8 +326,9 @@ class ByHand:
                     if node.meta.symbol:
                         text = format_value(v, self.fmt) or self.derivation.decimal(Ref("before", i), self.fmt)
                         self._chain[i] = text
-                        q = printed_fraction(text)
-                        v = fmpq(q.numerator, q.denominator)
+                        if is_number(text):  # an undecided digit is carried unrounded
+                            q = printed_fraction(text)
+                            v = fmpq(q.numerator, q.denominator)
                     values[i] = v
         return self._chain
 
@@ -317,4 +340,4 @@ class ByHand:
         return self.printed[ref]
 
 
-__all__ = ["ByHand", "Reading", "SumNote", "is_tie", "exact_text", "printed_fraction", "CARRY_MODES"]
+__all__ = ["ByHand", "Reading", "SumNote", "is_tie", "exact_text", "is_number", "printed_fraction", "CARRY_MODES"]

@@ -36,7 +36,7 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
 
-from .byhand import READER_PREC, exact_text, is_tie, printed_fraction
+from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError
@@ -443,6 +443,8 @@ def _common(lists: list[list[str]]) -> str | None:
 
 def _same(written: str, expected: str) -> bool:
     """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
+    if not (is_number(written) and is_number(expected)):
+        return False
     return printed_fraction(written) == printed_fraction(expected) and \
         decimal_places(written) == decimal_places(expected)
 

@@ -190,8 +190,12 @@ class Derivation:
             result = (sympy.Rational(int(v.p), int(v.q)), 1)
         else:
             parts = [self._form(p, limit, memo) for p in node.parents]
-            size = 1 + sum(size for _, size in parts)
-            form = sympy.Symbol(node.meta.label) if size > limit else node.op.sympy([f for f, _ in parts])
+            form, size = sympy.Symbol(node.meta.label), limit + 1
+            if all(part_size <= limit for _, part_size in parts):
+                built = node.op.sympy([f for f, _ in parts])
+                built_size = _tree_size(built, limit)
+                if built_size <= limit:  # SymPy's own simplification often keeps it small
+                    form, size = built, built_size
             result = (form, size)
         memo[node_id] = result
         return result
@@ -223,6 +227,9 @@ class Derivation:
             return f"{label} - {self.case.conventions.learning_rate}*dL/d{label}"
         if ref.phase == "after":
             return f"{sympy.sstr(self.definition(ref.id))} (with the updated weights)"
+        rational = self._rationals.get(ref.id)
+        if isinstance(rational, Fraction):  # found exact by the exact path of the rounding
+            return str(rational)
         form = self.closed_form(ref.id)
         if isinstance(form, sympy.Symbol):
             form = self.definition(ref.id)
@@ -244,6 +251,16 @@ class Derivation:
             refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
             refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs
+
+
+def _tree_size(expr: sympy.Expr, limit: int) -> int:
+    """The number of nodes of a SymPy expression tree, counted up to limit + 1."""
+    count = 0
+    for _ in sympy.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            break
+    return count
 
 
 def derive(case: Case) -> Derivation:

@@ -70,9 +70,6 @@ def test_numbers_are_the_json_decimals(case, options):
     assert compared > 100
 
 
-@pytest.mark.xfail(raises=ValueError, strict=False,
-                   reason="derive.byhand reads an 'undecided' value (a zero whose sign or decade a ball cannot "
-                          "tell) as a number; `derive run` with these options fails the same way")
 @pytest.mark.parametrize("options", [("--signed-zero",), ("--sig", "2")], ids=["signed zero", "2 sig"])
 def test_sig_and_signed_zero_numbers_are_the_json_decimals(options):
     text = cli("latex", CASES[0], *options)

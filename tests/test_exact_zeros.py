@@ -1,0 +1,36 @@
+"""Values that are exactly zero but computed through square roots.
+
+In the seed 000 case the first row attends only to itself (causal mask), so its attention
+output is its own value row v_1 = u_1 = (-0.816, -0.816, 0, 1.633), whose entries sum to
+0. Hence h_1 = x_1 + u_1 = (-0.5 + u, -0.5 + u, 0, 1 + u') has mean 0 exactly and
+h_1[3] - mu'_1 = 0: u'_1[3], the MLP's hidden units 3 and 7, g, m and y at column 3 are
+all exactly 0. A ball can never certify a zero to significant figures, so derive must
+find these exactly (their closed forms simplify to 0) instead of printing "undecided".
+"""
+
+from __future__ import annotations
+
+from derive.case import load_case
+from derive.derivation import derive
+from derive.export_json import records
+from derive.rounding import Format
+
+ZERO_LABELS = ["u'_1[3]", "u'_1W_1[3]", "u'_1W_1[7]", "g_1[3]", "g_1[7]", "m_1[3]", "y_1[3]"]
+
+
+def test_structural_zeros_are_exact_and_decided_in_every_format():
+    derivation = derive(load_case("cat-climbed"))
+    for fmt in (Format(places=None, sig=3), Format(signed_zero=True), Format(mode="floor")):
+        rows = records(derivation, fmt)
+        assert not [r["label"] for r in rows if "undecided" in r["decimal"] or "undecided" in r["value"]]
+        by_label = {r["label"]: r for r in rows if r["block"] == 1 or r["symbol"] in ("y",)}
+        for label in ZERO_LABELS:
+            assert by_label[label]["exact"] == "0", label
+            assert by_label[label]["decimal"] in ("0.00", "0.000"), (label, by_label[label]["decimal"])
+
+
+def test_first_causal_row_weight_is_exactly_one():
+    derivation = derive(load_case("cat-climbed"))
+    rows = records(derivation, Format())
+    firsts = [r for r in rows if r["symbol"] == "a" and r["position"] == 1 and r["index"] == 1]
+    assert len(firsts) == 2 and all(r["exact"] == "1" for r in firsts)
