@@ -398,7 +398,11 @@ def check_values(tasks, dv, value_format):
         for key, text in t["values"].items():
             if key not in wanted:
                 continue
-            b, d = Decimal(text.replace("*I", "")), Decimal(ours[wanted[key]])
+            try:
+                b, d = Decimal(text), Decimal(ours[wanted[key]])
+            except ArithmeticError:  # not a real number (or derive's value undecided): a disagreement
+                bad.append((key, text, ours[wanted[key]]))
+                continue
             diff = abs(b - d) / max(abs(d), Decimal(1))
             worst = max(worst, diff)
             checked += 1
