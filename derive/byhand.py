@@ -25,7 +25,7 @@ from fractions import Fraction
 from flint import ctx, fmpq
 
 from .derivation import Derivation
-from .graph import Dot, Lin, Value, is_exact
+from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .rounding import Format, format_value
 from .steps import Ref
 
@@ -237,9 +237,12 @@ class ByHand:
         node = self.graph.nodes[ref.id]
         if node.op is None:
             return None
-        parts = [self._input(p) for p in node.parents]
-        with ctx.workprec(READER_PREC):
-            value = node.op.eval([v for v, _ in parts])
+        try:
+            parts = [self._input(p) for p in node.parents]
+            with ctx.workprec(READER_PREC):
+                value = node.op.eval([v for v, _ in parts])
+        except (Undefined, NeedPrecision):
+            return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
         calculation = node.op.hand([t for _, t in parts])
         if isinstance(node.op, Dot):
             n = len(parts) // 2
@@ -322,7 +325,10 @@ class ByHand:
                     if node.op is None:
                         values[i] = node.leaf
                         continue
-                    v = node.op.eval([values[p] for p in node.parents])
+                    try:
+                        v = node.op.eval([values[p] for p in node.parents])
+                    except (Undefined, NeedPrecision):  # undefined from printed values:
+                        v = self.derivation.value(Ref("before", i))  # carry the exact value
                     if node.meta.symbol:
                         text = format_value(v, self.fmt) or self.derivation.decimal(Ref("before", i), self.fmt)
                         self._chain[i] = text

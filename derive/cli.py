@@ -83,8 +83,10 @@ StepOpt = Annotated[Optional[str], typer.Option("--step", callback=check_step,
                                                 help="Show one step only: " + ", ".join(STEP_KEYS) + ".")]
 ExactOpt = Annotated[bool, typer.Option("--exact", help="Also show every quantity's exact form (fraction, "
                                         "closed form, or its definition).")]
-PlacesOpt = Annotated[Optional[int], typer.Option("--places", min=0, help="Digits after the decimal point (default 3).")]
-SigOpt = Annotated[Optional[int], typer.Option("--sig", min=1, help="Significant figures instead of --places.")]
+PlacesOpt = Annotated[Optional[int], typer.Option("--places", min=0, max=50,
+                                                  help="Digits after the decimal point (default 3; at most 50).")]
+SigOpt = Annotated[Optional[int], typer.Option("--sig", min=1, max=50,
+                                               help="Significant figures instead of --places (at most 50).")]
 RoundingOpt = Annotated[Rounding, typer.Option("--rounding", help="Rounding mode: half-away (the school rule), "
                                                "half-even, down (toward zero), floor or ceiling.")]
 SignedZeroOpt = Annotated[bool, typer.Option("--signed-zero", help="Print a negative value that rounds to zero as "
@@ -249,8 +251,8 @@ def explain_command(
                                "sigma_5, 'p(␣roof)', L. A row name (u_5) explains each component."),
     block: Optional[int] = typer.Option(None, "--block", help="The block, when the name occurs in several."),
     head: Optional[int] = typer.Option(None, "--head", help="The head, for per-head quantities (q.k, s, a, o)."),
-    places: Optional[int] = typer.Option(None, "--places", min=0, help="Digits after the decimal point (default 3)."),
-    sig: Optional[int] = typer.Option(None, "--sig", min=1, help="Significant figures instead of --places."),
+    places: PlacesOpt = None,
+    sig: SigOpt = None,
     rounding: Rounding = typer.Option("half-away", "--rounding", help="Rounding mode, as for `derive run`."),
 ) -> None:
     """Explain one quantity: its definition, its inputs (exact and printed), the reader's
@@ -315,9 +317,9 @@ def cases() -> None:
     for name, path in sorted(bundled_cases().items()):
         try:
             case = load_case(str(path))
-            console.print(f"{name}: {case.title!r} ({len(case.ids)} tokens, d_model = {case.d_model}, "
-                          f"{case.heads} heads, {len(case.blocks)} block{'s' if len(case.blocks) > 1 else ''})",
-                          highlight=False)
+            heads = max(len(b.heads) if b.heads else case.heads for b in case.blocks)
+            console.print(f"{name}: {case.title!r} ({len(case.tokens)} tokens, d_model = {case.d_model}, "
+                          f"{_count(heads, 'head')}, {_count(len(case.blocks), 'block')})", highlight=False)
         except DeriveError as exc:
             console.print(f"{name}: cannot load ({exc})", highlight=False)
 
@@ -397,6 +399,10 @@ def params_command(
     console = Console()
     console.print(table)
     console.print("\n".join(notes), highlight=False)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("s" if n != 1 else "")
 
 
 def main() -> None:

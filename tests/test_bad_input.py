@@ -338,3 +338,18 @@ def test_astronomical_value_is_a_clear_error(tmp_path):
     assert result.exit_code == 2
     assert "too large to write out" in result.output
     assert "Traceback" not in result.output
+
+
+def test_reader_step_undefined_from_printed_values_is_no_crash():
+    """At 0 places many inputs print as 0, so a reader's quotient or logarithm from the
+    printed values is undefined (a / 0, ln 0): that cell simply gets no by-hand note."""
+    for options in (["--places", "0"], ["--places", "0", "--carry", "printed"]):
+        result = CliRunner().invoke(app, ["run", "cat-climbed", *options])
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output
+
+
+def test_places_and_sig_are_bounded():
+    for option in ("--places", "--sig"):
+        result = CliRunner().invoke(app, ["run", "cat-climbed", option, "51"])
+        assert result.exit_code == 2
