@@ -1,7 +1,8 @@
 """Benchmark: derive against a naive SymPy baseline on the bundled case ``cat-climbed``.
 
 Run from the repository root, with derive installed:  ``python bench/run.py``
-(``--help`` for the options; the defaults finish in about five minutes).
+(``--help`` for the options; the defaults finish in about seven minutes; ``--no-baseline``
+skips sections 2 and 3, ``--no-crane`` sections 4 and 5, ``--no-scaling`` section 5).
 
 What is measured
 ----------------
@@ -38,6 +39,20 @@ What is measured
    after import, and at least 50x faster than the baseline. A goal on the ratio is marked
    met only when the measured lower bound already reaches it.
 
+4. The bundled case ``crane`` (the seed 004's setting at full size: 64 tokens, d = 16,
+   two random heads and the hand-set head, tied W_U, a loss, its gradients, one SGD step
+   and the pass after it), measured as in 1: ``load_case`` + ``derive()`` + ``decimals``
+   of every quantity at 3 places, median of ``--crane-runs`` runs, CPU and wall time,
+   nodes, quantities, the working precision reached, the peak memory under tracemalloc,
+   and the CPU time per graph node. Goal: under 5 s.
+
+5. A scaling table: synthetic cases built here from the crane's weights (the first 8,
+   16, 32 or 64 tokens of its text, its block repeated 1, 2 or 4 times), each measured as
+   in 4 (median of ``--scaling-runs``): time, peak memory, nodes, and the CPU time per
+   node, so the reader can see whether time grows in proportion to the number of
+   intermediates. Goal: it does, not faster: the least-squares slope of log(CPU) against
+   log(nodes) over the twelve cases is at most 1.1 (1 is proportional).
+
 The comparison favours the baseline: it computes about 100 quantities to 20 digits, with
 no correctness check of the last digit, while derive certifies and rounds every one of its
 ~1000 quantities, including the SGD step and the forward pass after it.
@@ -47,14 +62,19 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import math
 import os
 import resource
 import signal
 import statistics
 import sys
+import tempfile
 import time
+import tomllib
 import tracemalloc
 from decimal import Decimal
+from importlib import resources
 from multiprocessing import get_context
 from multiprocessing.connection import wait
 
@@ -411,6 +431,138 @@ def check_values(tasks, dv, value_format):
     return checked, unmatched, worst, bad
 
 
+# =========================================================================== crane and scaling
+
+CRANE = "crane"
+CRANE_GOAL_SECONDS = 5.0
+SLOPE_GOAL = 1.1
+SCALING_TOKENS = (8, 16, 32, 64)
+SCALING_BLOCKS = (1, 2, 4)
+
+
+def _toml(value) -> str:
+    """A TOML literal for a value read from a case file (lists, strings, booleans, numbers)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def scaling_case(tokens: int, blocks: int) -> str:
+    """The text of a synthetic case built from the bundled crane's weights: the first
+    ``tokens`` tokens of the crane text as the prompt (the next token as the target), the
+    crane's E, conventions and block repeated ``blocks`` times. Block 1 is the crane's
+    (no LayerNorm, as in the seed 004); blocks 2.. have the same heads and W_O behind a
+    LayerNorm, so the stream stays in the range of block 1 (repeating the hand-set head
+    on the raw stream makes the scores grow with every block, e^s reaches 10^278 by
+    block 4, and rounding such numbers to 3 places needs 1000-bit balls: a test of big
+    numbers, not of scaling)."""
+    crane_path = resources.files("derive.cases") / f"{CRANE}.toml"
+    crane = tomllib.loads(crane_path.read_text(encoding="utf-8"), parse_float=Decimal)
+    pieces = crane["vocab"]["pieces"]
+    text = crane["prompt"]["ids"] + [pieces.index(crane["prompt"]["target"])]
+    if not 1 <= tokens < len(text):
+        raise ValueError(f"the crane text has {len(text)} tokens; a prompt of {tokens} leaves no target")
+    lines = [f'name = "crane-{tokens}-tokens-{blocks}-blocks"', "[vocab]", f"pieces = {_toml(pieces)}",
+             "[prompt]", f"ids = {_toml(text[:tokens])}", f"target = {text[tokens]}", "[conventions]"]
+    lines += [f"{key} = {_toml(value)}" for key, value in crane["conventions"].items()]
+    lines += ["[model]"] + [f"{key} = {_toml(value)}" for key, value in crane["model"].items()]
+    (block,) = crane["blocks"]
+    for b in range(blocks):
+        lines += ["[[blocks]]", f"layernorm = {_toml(b > 0)}"]
+        lines += [f"{key} = {_toml(value)}" for key, value in block.items() if key not in ("heads", "layernorm")]
+        for head in block["heads"]:
+            lines += ["[[blocks.heads]]"] + [f"{key} = {_toml(value)}" for key, value in head.items()]
+    return "\n".join(lines) + "\n"
+
+
+def measure_case(path: str, load_case, derive, Format, runs: int) -> dict:
+    """load_case + derive() + decimals(every quantity, 3 places) of one case (a bundled
+    name or a path): median CPU and wall of ``runs`` runs, the peak memory of one more run
+    under tracemalloc, the graph's size and the working precision reached."""
+    last = {}
+
+    def run():
+        dv = derive(load_case(str(path)))
+        last["dv"], last["texts"] = dv, dv.decimals(dv.quantities(), Format())
+
+    timings = timed(run, runs)
+    dv, texts = last["dv"], last["texts"]
+    clear_caches()
+    tracemalloc.start()
+    run()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {"cpu": median(timings, 0), "wall": median(timings, 1), "peak": peak,
+            "nodes": len(dv.graph.nodes), "quantities": len(dv.quantities()),
+            "undecided": sum("undecided" in t for t in texts.values()), "prec": max(dv._evaluations)}
+
+
+def log_slope(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope of log(time) against log(nodes): 1 is proportional."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def crane_and_scaling(load_case, derive, Format, runs: int, scaling_runs: int, scaling: bool) -> None:
+    """Section 4: the bundled crane (64 tokens, d = 16) with every quantity certified at
+    3 places (median of ``runs``); section 5, when ``scaling``: the table over prompt
+    lengths and blocks (median of ``scaling_runs`` each)."""
+    print(f"\n== 4. {CRANE}: the seed 004's setting at full size (64 tokens, d = 16, 3 heads) ==", flush=True)
+    crane = measure_case(CRANE, load_case, derive, Format, runs)
+    per_node = crane["cpu"] / crane["nodes"]
+    print(f"graph nodes: {crane['nodes']}; quantities rounded: {crane['quantities']} ({crane['undecided']} undecided); "
+          f"working precision reached: {crane['prec']} bits")
+    print(f"load_case + derive() + decimals(all, 3 places): median of {runs}: {fmt_s(crane['cpu'])} CPU, "
+          f"{fmt_s(crane['wall'])} wall; {per_node * 1e6:.1f} us CPU per node; "
+          f"peak memory (tracemalloc) {crane['peak'] / 2**20:.1f} MiB")
+    print(f"goal: {CRANE} under {CRANE_GOAL_SECONDS:.0f} s -> "
+          f"{'met' if crane['cpu'] < CRANE_GOAL_SECONDS else 'NOT met'} ({fmt_s(crane['cpu'])} CPU)")
+    if not scaling:
+        return
+    print(f"\n== 5. scaling: synthetic cases from the crane's weights, {', '.join(map(str, SCALING_TOKENS))} tokens x "
+          f"{', '.join(map(str, SCALING_BLOCKS))} blocks ==", flush=True)
+    print("(block 1 as in the crane; blocks 2.. the same heads behind a LayerNorm; median of "
+          f"{scaling_runs} run{'s' if scaling_runs > 1 else ''}; CPU and wall seconds of load_case + derive() + "
+          "decimals(all, 3 places); peak memory of one more run under tracemalloc)")
+    header = f"{'tokens':>6} {'blocks':>6} {'nodes':>8} {'quantities':>10} {'CPU':>9} {'wall':>9} " \
+             f"{'us/node':>8} {'peak MiB':>9} {'bits':>5}"
+    print(header)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for blocks in SCALING_BLOCKS:
+            for tokens in SCALING_TOKENS:
+                path = os.path.join(tmp, f"crane-{tokens}-{blocks}.toml")
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(scaling_case(tokens, blocks))
+                r = measure_case(path, load_case, derive, Format, scaling_runs)
+                rows.append((tokens, blocks, r))
+                print(f"{tokens:6d} {blocks:6d} {r['nodes']:8d} {r['quantities']:10d} {r['cpu']:8.3f}s "
+                      f"{r['wall']:8.3f}s {r['cpu'] / r['nodes'] * 1e6:8.1f} {r['peak'] / 2**20:9.1f} "
+                      f"{r['prec']:5d}" + (f"  ({r['undecided']} undecided)" if r["undecided"] else ""), flush=True)
+    per_node = [r["cpu"] / r["nodes"] for _, _, r in rows]
+    slope = log_slope([(r["nodes"], r["cpu"]) for _, _, r in rows])
+    print(f"CPU per node: {min(per_node) * 1e6:.1f} to {max(per_node) * 1e6:.1f} us "
+          f"(max/min {max(per_node) / min(per_node):.2f}); slope of log(CPU) on log(nodes): {slope:.2f} "
+          "(1 = time in proportion to the number of intermediates)")
+    for blocks in SCALING_BLOCKS:
+        mine = [(r["nodes"], r["cpu"]) for _, b, r in rows if b == blocks]
+        print(f"  {blocks} block{'s' if blocks > 1 else ' '}: slope {log_slope(mine):.2f}, "
+              f"us/node {', '.join(f'{c / n * 1e6:.0f}' for n, c in mine)}")
+    higher = [f"{t}x{b}" for t, b, r in rows if r["prec"] > 128]
+    if higher:
+        print(f"  ({', '.join(higher)} (tokens x blocks) reached more than 128 bits: some value the first "
+              "evaluation's balls could not round, so the whole graph was evaluated again at twice the "
+              "precision, which about doubles the time per node)")
+    print(f"goal: time in proportion to the intermediates, not faster -> "
+          f"{'met' if slope <= SLOPE_GOAL else 'NOT met'} (slope {slope:.2f}, goal at most {SLOPE_GOAL})")
+
+
 # =========================================================================== main
 
 def fmt_s(x: float) -> str:
@@ -425,6 +577,11 @@ def main(argv=None) -> int:
     ap.add_argument("--wall", type=float, default=210, help="wall-clock cap of the baseline, default 210 s")
     ap.add_argument("--quiet", action="store_true", help="do not print the baseline's progress")
     ap.add_argument("--profile", action="store_true", help="also print a cProfile of one derive run")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the SymPy baseline (sections 2 and 3)")
+    ap.add_argument("--no-crane", action="store_true", help="skip the crane case and the scaling table (4, 5)")
+    ap.add_argument("--no-scaling", action="store_true", help="skip the scaling table (section 5)")
+    ap.add_argument("--crane-runs", type=int, default=3, help="crane runs (median), default 3")
+    ap.add_argument("--scaling-runs", type=int, default=1, help="runs per scaling case (median), default 1")
     args = ap.parse_args(argv)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, flush=True))
 
@@ -485,6 +642,14 @@ def main(argv=None) -> int:
         prof.runcall(run_json)
         print("\ncProfile of one JSON export (top 15 by cumulative time):")
         pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(15)
+
+    def crane_sections():
+        if not args.no_crane:
+            crane_and_scaling(load_case, derive, Format, args.crane_runs, args.scaling_runs, not args.no_scaling)
+
+    if args.no_baseline:
+        crane_sections()
+        return 0
 
     # ---------------------------------------------------------------- baseline
     case = load_case(CASE)
@@ -550,6 +715,7 @@ def main(argv=None) -> int:
     print(f"  at least {GOAL_RATIO:.0f}x faster than the baseline: {bound}{ratio:,.0f}x "
           f"-> {'met' if ratio >= GOAL_RATIO else 'not shown'}"
           + ("" if finished else " (on the measured lower bound)"))
+    crane_sections()
     return 0
 
 
