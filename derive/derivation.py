@@ -10,6 +10,8 @@ boundary, and reports what remains as undecided (DESIGN.md, "Correct rounding").
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -86,8 +88,9 @@ class Derivation:
         while prec not in self._evaluations:
             try:
                 conv = self.case.conventions
-                self._evaluations[prec] = evaluate(self.graph, self.loss, to_fmpq(conv.learning_rate),
-                                                   prec, conv.trained)
+                with gc_paused():
+                    self._evaluations[prec] = evaluate(self.graph, self.loss, to_fmpq(conv.learning_rate),
+                                                       prec, conv.trained)
             except NeedPrecision:
                 if prec >= MAX_PREC:
                     raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",
@@ -263,8 +266,31 @@ def _tree_size(expr: sympy.Expr, limit: int) -> int:
     return count
 
 
+@contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a block (building or evaluating a
+    graph), and restart it after, if it was running. Building and evaluating a large
+    case create hundreds of thousands of objects that stay alive, and every full
+    collection walks all of them, so the collections cost time that grows faster than
+    the graph; nothing is lost: a cycle made meanwhile is collected once the collector
+    runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def derive(case: Case) -> Derivation:
     """Build the derivation graph and the steps of ``case`` (see the module docstring)."""
+    with gc_paused():
+        return _build(case)
+
+
+def _build(case: Case) -> Derivation:
+    """The body of :func:`derive`."""
     from .rules.block import transformer_block
     from .rules.embedding import embedding
     from .rules.inputs import given_input
