@@ -13,81 +13,47 @@ d_model x d_mlp, ``W_2`` is d_mlp x d_model, ``W_U`` is d_model x V (or ``"tied"
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
+from . import registry
 from .errors import CaseError
 from .numbers import NUMBER_FORMS, parse_exact
 
 Matrix = list[list[Fraction]]
 Vector = list[Fraction]
 
-ACTIVATIONS = ("gelu_tanh", "gelu_erf", "relu")
-MASKS = ("causal", "none", "causal_after_softmax")
-VARIANCES = ("n", "n-1")
-EPS_PLACEMENTS = ("inside", "sigma")
-SCORE_SCALES = ("d_k", "d_model")
-LOSS_LOGS = ("e", "2")
-POSITIONS = ("learned", "sinusoidal", "none")
-SINUSOID_LAYOUTS = ("interleaved", "concatenated")
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
-
-BLOCK_MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
-BLOCK_VECTORS = ("b_Q", "b_K", "b_V", "b_O", "b_1", "b_2",
-                 "ln1_gain", "ln1_bias", "ln2_gain", "ln2_bias")
-PARAM_NAMES = ("E", "P", "W_U", "lnf_gain", "lnf_bias") + BLOCK_MATRICES + BLOCK_VECTORS
-MODEL_FIELDS = ("d_model", "heads", "E", "P", "W_U", "lnf_gain", "lnf_bias", "context_length")
 MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
+OPERATIONS = registry.load()  # every operation of rules/, registered
+NORM_SLOTS = {"ln1": "attention", "ln2": "mlp"}  # a block's norm slots, before which sublayer
+FINAL_SLOT = "lnf"
 
 
-@dataclass
-class Conventions:
-    """The switches that change printed digits, each explicit (DESIGN.md, "Conventions").
+def _slot_params(slot: str) -> list[str]:
+    """The weights any norm may have in ``slot``: ``ln1_gain``, ``ln1_bias``, ..."""
+    return list(dict.fromkeys(f"{slot}_{p.name}" for op in registry.operations("norm") for p in op.params))
 
-    Attributes:
-        layernorm_eps: eps inside the square root, ``(x - mu) / sqrt(var + eps)``; default 1e-5.
-        activation: ``gelu_tanh`` (GPT-2's gelu_new, the default), ``gelu_erf`` or ``relu``.
-        mask: ``causal`` (scores j > i set to -inf before the softmax, default), ``none``, or
-            ``causal_after_softmax`` (a slip: the softmax over every j, then weights j > i
-            set to 0 without renormalising).
-        layernorm_variance: ``n`` (biased, divide by d: the default, as in PyTorch) or ``n-1``.
-        layernorm_eps_placement: ``inside`` the square root (default) or added to ``sigma``.
-        score_scale: scores divided by sqrt(``d_k``) (default) or sqrt(``d_model``).
-        loss_log: ``e`` (nats, default) or ``2`` (bits).
-        positions: ``learned`` (a table P, the default), ``sinusoidal`` (Vaswani et al. 2017,
-            section 3.5: PE[pos, 2i] = sin(pos w_i), PE[pos, 2i+1] = cos(pos w_i),
-            w_i = 1 / base^(2i/d)) or ``none``.
-        sinusoid_layout: ``interleaved`` (sin, cos per pair, as in the 2017 paper; default)
-            or ``concatenated`` (all sines, then all cosines).
-        sinusoid_base: the base, 10000 by default. first_position: the pos of the first
-            token in the sinusoids, 0 by default (seed 004: PE[0] = 0, 1, 0, 1, ...).
-        temperature: T > 0 dividing the logits; default 1. T = 0 is greedy decoding: p is 1
-            for the argmax of the logits (a tie goes to the lowest id) and 0 elsewhere, so
-            there is no loss and no training step.
-        learning_rate: eta of the SGD step ``theta <- theta - eta dL/dtheta``; default 0.1.
-        final_layernorm: whether a LayerNorm comes before W_U; default true.
-        trained: the weights the SGD step moves, by name (``E``, ``P``, ``W_Q``, ...), or
-            None for every weight (the default). The seed 000 trains only E.
-    """
 
-    layernorm_eps: Fraction = Fraction(1, 100000)
-    activation: str = "gelu_tanh"
-    mask: str = "causal"
-    temperature: Fraction = Fraction(1)
-    learning_rate: Fraction = Fraction(1, 10)
-    final_layernorm: bool = True
-    trained: tuple[str, ...] | None = None
-    layernorm_variance: str = "n"
-    layernorm_eps_placement: str = "inside"
-    score_scale: str = "d_k"
-    loss_log: str = "e"
-    positions: str = "learned"
-    sinusoid_layout: str = "interleaved"
-    sinusoid_base: Fraction = Fraction(10000)
-    first_position: int = 0
+def _params_of(kind: str, vectors: bool) -> tuple[str, ...]:
+    """The names of the weights of the operations of one kind (vectors or matrices)."""
+    return tuple(p.name for op in registry.operations(kind) for p in op.params if (len(p.shape) == 1) == vectors)
+
+
+BLOCK_MATRICES = _params_of("sublayer", vectors=False)
+BLOCK_VECTORS = _params_of("sublayer", vectors=True) + tuple(n for s in NORM_SLOTS for n in _slot_params(s))
+FINAL_VECTORS = tuple(_slot_params(FINAL_SLOT))
+PARAM_NAMES = _params_of("stage", vectors=False) + FINAL_VECTORS + BLOCK_MATRICES + BLOCK_VECTORS
+MODEL_FIELDS = ("d_model", "heads", "context_length", FINAL_SLOT) + _params_of("stage", vectors=False) + FINAL_VECTORS
+
+Conventions = make_dataclass(
+    "Conventions", [(c.field, object, field(default=c.default)) for c in registry.conventions()],
+    frozen=False, namespace={"__doc__": """The switches that change printed digits, each explicit (DESIGN.md,
+    "Conventions"): one attribute per :class:`~derive.registry.Convention` the registered
+    operations declare (``docs/operations.md`` lists them with their choices and defaults)."""})
 
 
 @dataclass
@@ -100,7 +66,9 @@ class Block:
     lists each head's own ``W_Q``, ``W_K``, ``W_V`` (d_model x d_h), optional ``b_Q``...
     and ``name`` (W_O then has sum d_h rows); ``sublayers`` are the sublayers the block
     runs (attention, mlp, or both); ``layernorm`` is false for a block whose sublayers
-    read the stream directly (attention exercises such as seed 004's hand-set head).
+    read the stream directly (attention exercises such as seed 004's hand-set head);
+    ``norms`` names the registered norm of each slot the block has (``ln1`` before
+    attention, ``ln2`` before the MLP).
     """
 
     matrices: dict[str, Matrix]
@@ -108,6 +76,7 @@ class Block:
     heads: list[dict] | None = None
     sublayers: tuple[str, ...] = ("attention", "mlp")
     layernorm: bool = True
+    norms: dict[str, str] = field(default_factory=dict)
 
     @property
     def d_mlp(self) -> int:
@@ -134,6 +103,7 @@ class Case:
         context_length: the number of positions the model has (``model.context_length``),
             or None when the case does not say; a learned P may give fewer rows (only those
             the prompt uses), but never more. ``derive params`` counts P with it.
+        final_norm: the registered norm before W_U (``model.lnf``, default ``conventions.norm``).
     """
 
     name: str
@@ -153,6 +123,7 @@ class Case:
     X: Matrix | None = None
     labels: list[str] | None = None
     context_length: int | None = None
+    final_norm: str = "layernorm"
 
     @property
     def d_k(self) -> int:
@@ -327,64 +298,46 @@ class _Reader:
             out.append([self.number(v, f"{where} row {i + 1}, column {j + 1}") for j, v in enumerate(row)])
         return out
 
-    def choice(self, table: dict, key: str, options: tuple[str, ...], default: str) -> str:
-        value = table.get(key, default)
-        if value not in options:
-            raise self.fail(f"conventions.{key}", f"unknown value {_describe(value)}", "one of " + ", ".join(options))
-        return value
-
     def conventions(self) -> Conventions:
+        """``[conventions]``: each field a registered operation declares, read by its kind
+        (:class:`~derive.registry.Convention`); a field no operation declares is refused."""
         table = self.table("conventions", {})
-        self.known(table, "conventions.", [f.name for f in fields(Conventions)])
-        base = Conventions()
-        eps = self.number(table.get("layernorm_eps", "1e-5"), "conventions.layernorm_eps")
-        temperature = self.number(table.get("temperature", 1), "conventions.temperature")
-        if eps < 0:
-            raise self.fail("conventions.layernorm_eps", f"is negative ({eps})", "eps >= 0")
-        if temperature < 0:
-            raise self.fail("conventions.temperature", f"is {temperature}", "a temperature T >= 0 (0 is greedy)")
-        final = table.get("final_layernorm", base.final_layernorm)
-        if not isinstance(final, bool):
-            raise self.fail("conventions.final_layernorm", _describe(final), "true or false")
-        trained = table.get("trained", "all")
-        if trained == "all":
-            trained = None
-        elif not isinstance(trained, list) or not all(isinstance(t, str) and t in PARAM_NAMES for t in trained):
-            raise self.fail("conventions.trained", _describe(trained),
-                            '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES))
-        else:
-            trained = tuple(trained)
-        return Conventions(
-            trained=trained,
-            layernorm_eps=eps,
-            activation=self.choice(table, "activation", ACTIVATIONS, base.activation),
-            mask=self.choice(table, "mask", MASKS, base.mask),
-            layernorm_variance=self.choice(table, "layernorm_variance", VARIANCES, base.layernorm_variance),
-            layernorm_eps_placement=self.choice(table, "layernorm_eps_placement", EPS_PLACEMENTS,
-                                                base.layernorm_eps_placement),
-            score_scale=self.choice(table, "score_scale", SCORE_SCALES, base.score_scale),
-            loss_log=self.choice(table, "loss_log", LOSS_LOGS, base.loss_log),
-            positions=self.choice(table, "positions", POSITIONS, "none" if "input" in self.data else "learned"),
-            sinusoid_layout=self.choice(table, "sinusoid_layout", SINUSOID_LAYOUTS, base.sinusoid_layout),
-            sinusoid_base=self.positive(table, "sinusoid_base", base.sinusoid_base),
-            first_position=self.count(table, "first_position", base.first_position),
-            temperature=temperature,
-            learning_rate=self.number(table.get("learning_rate", "0.1"), "conventions.learning_rate"),
-            final_layernorm=final,
-        )
+        declared = registry.conventions()
+        self.known(table, "conventions.", [c.field for c in declared])
+        values = {}
+        for conv in declared:
+            default = "none" if conv.field == "positions" and "input" in self.data else conv.default
+            values[conv.field] = self.convention(conv, table[conv.field]) if conv.field in table else default
+        return Conventions(**values)
 
-    def positive(self, table: dict, key: str, default: Fraction) -> Fraction:
-        value = self.number(table.get(key, default.numerator if default.denominator == 1 else str(default)),
-                            f"conventions.{key}")
-        if value <= 0:
-            raise self.fail(f"conventions.{key}", f"is {value}", "a positive number")
-        return value
-
-    def count(self, table: dict, key: str, default: int) -> int:
-        value = table.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise self.fail(f"conventions.{key}", _describe(value), "an integer >= 0")
-        return value
+    def convention(self, conv: registry.Convention, value):
+        """One convention's value, checked against its kind; the error names the field."""
+        where = f"conventions.{conv.field}"
+        if conv.kind == "choice":
+            options = conv.options()
+            if value not in options:
+                raise self.fail(where, f"unknown value {_describe(value)}", "one of " + ", ".join(options))
+            return value
+        if conv.kind == "bool":
+            if not isinstance(value, bool):
+                raise self.fail(where, _describe(value), "true or false")
+            return value
+        if conv.kind == "count":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise self.fail(where, _describe(value), "an integer >= 0")
+            return value
+        if conv.kind == "weights":
+            if value == "all":
+                return None
+            if not isinstance(value, list) or not all(isinstance(t, str) and t in PARAM_NAMES for t in value):
+                raise self.fail(where, _describe(value), '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES))
+            return tuple(value)
+        number = self.number(value, where)
+        if conv.kind == "positive" and number <= 0:
+            raise self.fail(where, f"is {number}", "a positive number")
+        if conv.kind == "nonnegative" and number < 0:
+            raise self.fail(where, f"is {number}, which is negative", conv.expected or "a number >= 0")
+        return number
 
     def pieces(self) -> list[str]:
         vocab = self.table("vocab")
@@ -428,44 +381,72 @@ class _Reader:
             return pieces.index(value)
         raise self.fail(where, f"{_describe(value)} is not in the vocabulary", "a piece of vocab.pieces or its id")
 
-    def block(self, table: dict, index: int, d: int) -> Block:
+    def block(self, table: dict, index: int, d: int, conventions) -> Block:
+        """One ``[[blocks]]`` table: its sublayers, each sublayer's weights as its registered
+        operation declares them (shapes by name: d_model, d_mlp bound by the first matrix
+        that has it), the norm of each slot (``ln1``/``ln2``, default ``conventions.norm``)
+        and that norm's weights (``ln1_gain``...)."""
         where = f"blocks[{index}]."
         if not isinstance(table, dict):
             raise self.fail(f"blocks[{index}]", f"{_describe(table)} is not a table", "a [[blocks]] table")
-        sublayers = table.get("sublayers", ["attention", "mlp"])
-        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= {"attention", "mlp"}:
-            raise self.fail(where + "sublayers", _describe(sublayers), 'a list of "attention" and/or "mlp"')
+        kinds = registry.names("sublayer")
+        sublayers = table.get("sublayers", list(kinds))
+        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds):
+            raise self.fail(where + "sublayers", _describe(sublayers),
+                            "a list of " + " and/or ".join(f'"{k}"' for k in kinds))
         layernorm = table.get("layernorm", True)
         if not isinstance(layernorm, bool):
             raise self.fail(where + "layernorm", _describe(layernorm), "true or false")
         matrices: dict[str, Matrix] = {}
+        vectors: dict[str, Vector] = {}
+        norms: dict[str, str] = {}
         heads = None
         known = {"sublayers", "layernorm"}
-        if "attention" in sublayers:
-            if "heads" in table:
+        dims = {"d_model": d}
+        for name in kinds:
+            if name not in sublayers:
+                continue
+            params = registry.get(name).params
+            if name == "attention" and "heads" in table:  # heads given one by one
                 heads = self.heads(table["heads"], where + "heads", d)
                 width = sum(len(h["W_V"][0]) for h in heads)
                 matrices["W_O"] = self.matrix(self.get(table, "W_O", where), where + "W_O", width, d)
-                known |= {"heads", "W_O", "b_O"}
-            else:
-                for name in ("W_Q", "W_K", "W_V", "W_O"):
-                    matrices[name] = self.matrix(self.get(table, name, where), where + name, d, d)
-                known |= {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "ln1_gain", "ln1_bias"}
-        d_mlp = None
-        if "mlp" in sublayers:
-            matrices["W_1"] = self.matrix(self.get(table, "W_1", where), where + "W_1", d, None)
-            d_mlp = len(matrices["W_1"][0])
-            matrices["W_2"] = self.matrix(self.get(table, "W_2", where), where + "W_2", d_mlp, d)
-            known |= {"W_1", "W_2", "b_1", "b_2", "ln2_gain", "ln2_bias"}
-        known |= {"ln1_gain", "ln1_bias"} if "attention" in sublayers else set()
-        lengths = {"b_1": d_mlp}
-        vectors = {name: self.vector(table[name], where + name, lengths.get(name, d))
-                   for name in BLOCK_VECTORS if name in table and name in known}
+                params = [p for p in params if p.name == "b_O"]
+                known |= {"heads", "W_O"}
+            for param in params:
+                known.add(param.name)
+                if param.optional and param.name not in table:
+                    continue
+                value = self.get(table, param.name, where)
+                if len(param.shape) == 1:
+                    vectors[param.name] = self.vector(value, where + param.name, dims.get(param.shape[0]))
+                    continue
+                rows, cols = (dims.get(n) for n in param.shape)
+                matrices[param.name] = self.matrix(value, where + param.name, rows, cols)
+                dims.setdefault(param.shape[1], len(matrices[param.name][0]))
+        for slot, before in NORM_SLOTS.items():
+            if before not in sublayers:
+                continue
+            norms[slot] = self.norm_choice(table, slot, where, conventions.norm)
+            known.add(slot)
+            for param in registry.get(norms[slot]).params:
+                key = f"{slot}_{param.name}"
+                known.add(key)
+                if key in table:
+                    vectors[key] = self.vector(table[key], where + key, dims.get(param.shape[0]))
         unknown = sorted(set(table) - known)
         if unknown:
             raise self.fail(where + unknown[0], "unknown field (or one this block's sublayers do not use)",
                             "one of " + ", ".join(sorted(known)))
-        return Block(matrices, vectors, heads, tuple(sublayers), layernorm)
+        return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms)
+
+    def norm_choice(self, table: dict, key: str, where: str, default: str) -> str:
+        """The norm a slot uses: ``table[key]``, one of the registered norms, else ``default``."""
+        value = table.get(key, default)
+        options = registry.names("norm")
+        if value not in options:
+            raise self.fail(where + key, f"unknown norm {_describe(value)}", "one of " + ", ".join(options))
+        return value
 
     def heads(self, value, where: str, d: int) -> list[dict]:
         """Heads given one by one: W_Q, W_K (d x d_k), W_V (d x d_v), optional biases, name."""
@@ -521,7 +502,8 @@ class _Reader:
             raise self.fail("blocks", "is a single table [blocks]", "one or more [[blocks]] tables (double brackets)")
         if not isinstance(blocks, list) or not blocks:
             raise self.fail("blocks", f"{_describe(blocks)} has no block", "one or more [[blocks]] tables")
-        blocks = [self.block(b, i + 1, d) for i, b in enumerate(blocks)]
+        conventions = self.conventions()
+        blocks = [self.block(b, i + 1, d, conventions) for i, b in enumerate(blocks)]
         split = any(b.heads is None and "attention" in b.sublayers for b in blocks)
         heads = self.get(model, "heads", "model.") if split else model.get("heads", 1)
         if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
@@ -530,7 +512,6 @@ class _Reader:
         if d % heads:
             raise self.fail("model.heads", f"d_model = {d} is not divisible by heads = {heads}",
                             "a number of heads that divides d_model")
-        conventions = self.conventions()
         rows = len(X) if given else len(ids)
         if conventions.positions == "learned":
             P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
@@ -545,15 +526,20 @@ class _Reader:
         context_length = self.context_length(model, rows, len(P) if conventions.positions == "learned" else None)
         W_U = self.get(model, "W_U", "model.") if pieces else "tied"
         W_U = None if W_U == "tied" else self.matrix(W_U, "model.W_U", d, len(pieces))
-        final_vectors = {name: self.vector(model[name], f"model.{name}", d)
-                         for name in ("lnf_gain", "lnf_bias") if name in model}
+        final_norm = self.norm_choice(model, FINAL_SLOT, "model.", conventions.norm)
+        allowed = [f"{FINAL_SLOT}_{p.name}" for p in registry.get(final_norm).params]
+        unused = sorted(set(FINAL_VECTORS) & set(model) - set(allowed))
+        if unused:
+            raise self.fail(f"model.{unused[0]}", f"is not a weight of the final norm ({final_norm})",
+                            "one of " + ", ".join(allowed) if allowed else "no weights")
+        final_vectors = {name: self.vector(model[name], f"model.{name}", d) for name in allowed if name in model}
         return Case(
             name=self.data.get("name", Path(self.path).stem),
             title=self.data.get("title", text),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
             E=E, P=P, blocks=blocks,
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
-            context_length=context_length,
+            context_length=context_length, final_norm=final_norm,
         )
 
     def context_length(self, model: dict, rows: int, p_rows: int | None) -> int | None:

@@ -36,6 +36,7 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
 
+from . import registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
@@ -46,20 +47,9 @@ from .names import HEAD, find
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 
-CONVENTIONS = {
-    "GELU in the erf form instead of the tanh form": {"activation": "gelu_erf"},
-    "GELU in the tanh form instead of the erf form": {"activation": "gelu_tanh"},
-    "LayerNorm variance over n-1 instead of n": {"layernorm_variance": "n-1"},
-    "eps added to sigma instead of inside the square root": {"layernorm_eps_placement": "sigma"},
-    "scores scaled by sqrt(d_model) instead of sqrt(d_k)": {"score_scale": "d_model"},
-    "no causal mask": {"mask": "none"},
-    "the mask applied after the softmax": {"mask": "causal_after_softmax"},
-    "log base 2 (bits) instead of the natural log": {"loss_log": "2"},
-    "sinusoid columns concatenated instead of interleaved": {"sinusoid_layout": "concatenated"},
-}
-# a convention can only explain a value where the case has the part it changes
-APPLIES = {"sinusoid_layout": lambda c: c.positions == "sinusoidal",
-           "activation": lambda c: c.activation != "relu"}
+# every slip a registered convention declares: the checker's phrase -> (field, value, applies)
+CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
+               for value, phrase in conv.slips.items()}
 STATUSES = ("correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -122,12 +112,11 @@ class Checker:
         or cannot be derived)."""
         if description not in self._variants:
             case = self.derivation.case
-            changes = CONVENTIONS[description]
-            if all(getattr(case.conventions, k) == v for k, v in changes.items()) or \
-                    not all(APPLIES.get(k, lambda c: True)(case.conventions) for k in changes):
+            key, value, applies = CONVENTIONS[description]
+            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)):
                 self._variants[description] = None
             else:
-                conventions = dataclasses.replace(case.conventions, **changes)
+                conventions = dataclasses.replace(case.conventions, **{key: value})
                 try:
                     self._variants[description] = derive(dataclasses.replace(case, conventions=conventions))
                 except DeriveError:

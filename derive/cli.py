@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .cells import Printer
@@ -24,8 +25,7 @@ from .rounding import MINUS, MODES, Format
 app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-STEP_KEYS = ("tokens", "embedding", "positions", "layernorm", "qkv", "attention", "mix", "layernorm2",
-             "mlp", "residual", "final", "logits", "loss", "gradient", "sgd", "after")
+STEP_KEYS = tuple(registry.step_keys())  # every step key a registered operation's page has
 
 Carry = Enum("Carry", {m: m for m in CARRY_MODES}, type=str)
 Rounding = Enum("Rounding", {m.replace("-", "_"): m for m in MODES}, type=str)

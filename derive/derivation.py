@@ -290,41 +290,9 @@ def derive(case: Case) -> Derivation:
 
 
 def _build(case: Case) -> Derivation:
-    """The body of :func:`derive`."""
-    from .rules.block import transformer_block
-    from .rules.embedding import embedding
-    from .rules.inputs import given_input
-    from .rules.layernorm import layer_norm
-    from .rules.positions import positions
-    from .rules.tokenize import tokens_step
-    from .rules.training import training_steps
-    from .rules.unembedding import output_step, unembedding
+    """The body of :func:`derive`: the rules' model (``rules/model.py``) on a new graph."""
+    from .rules.model import model
 
     graph = Graph()
-    E = []
-    if case.X is not None:
-        rows, first = given_input(graph, case)
-        steps = [first]
-    else:
-        E, rows, embed_step = embedding(graph, case)
-        steps = [tokens_step(case), embed_step]
-    stream, pos_step = positions(graph, case, rows)
-    if case.X is None or case.conventions.positions != "none":
-        steps.append(pos_step)
-    for b, block in enumerate(case.blocks, 1):
-        stream, block_steps = transformer_block(graph, case, b, block, stream)
-        steps += block_steps
-    if case.conventions.final_layernorm and (case.has_unembedding or case.X is None):
-        f, final = layer_norm(graph, stream, case.conventions, "final", None, "f",
-                              case.final_vectors.get("lnf_gain"), case.final_vectors.get("lnf_bias"), case.tokens)
-        steps.append(final)
-    else:
-        f = stream
-    if not case.has_unembedding:
-        steps.append(output_step(case, f))
-        return Derivation(case, graph, steps, None, {"z": [], "exp_z": [], "p": [], "L": None})
-    outputs, head_steps = unembedding(graph, case, f, E)
-    steps += head_steps
-    if outputs["L"] is not None:
-        steps += training_steps(graph, case, E, outputs)
-    return Derivation(case, graph, steps, outputs["L"], outputs)
+    steps, loss, outputs = model(graph, case)
+    return Derivation(case, graph, steps, loss, outputs)

@@ -442,9 +442,6 @@ def argmax_sympy(args: list[sympy.Expr]) -> int:
     return best
 
 
-ACTIVATION_OPS = {"gelu_tanh": GeluTanh(), "gelu_erf": GeluErf(), "relu": Relu()}
-
-
 def _q(q: fmpq) -> str:
     return str(q) if q.q == 1 else f"({q})"
 

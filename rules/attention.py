@@ -12,11 +12,16 @@ A row is never fully masked: under the causal mask row i always sees j = i.
 
 from __future__ import annotations
 
-from derive.case import Block, Case
+from typing import TYPE_CHECKING
+
+from derive.registry import Convention, Operation, Param, register
 from derive.graph import Div, Dot, Exp, Graph, Lin, Meta, Sqrt
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, affine, bias, constant, weight
+
+if TYPE_CHECKING:
+    from derive.case import Block, Case
 
 
 def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> tuple[Ids, list[Step]]:
@@ -160,3 +165,27 @@ def _weights_table(case: Case, block_no: int, name: str, head: dict) -> Table:
 
 def _titled(title: str, block_no: int, case: Case) -> str:
     return title + (f" (block {block_no})" if len(case.blocks) > 1 else "")
+
+
+ATTENTION = register(Operation(
+    name="attention", kind="sublayer", title="Multi-head causal self-attention", stage=31,
+    steps=("qkv", "attention", "mix"),
+    source="Vaswani et al. 2017, eq. 1 and section 3.2.2",
+    params=tuple(Param(f"W_{m}", ("d_model", "d_model"), f"the {what} weights; head h reads columns "
+                       "(h-1) d_k + 1 .. h d_k") for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))
+    + (Param("W_O", ("d_model", "d_model"), "the output projection of the joined heads"),)
+    + tuple(Param(f"b_{m}", ("d_model",), f"the bias of W_{m}", optional=True) for m in "QKVO"),
+    conventions=(
+        Convention("mask", "causal", "which keys a query sees",
+                   choices={"causal": "j <= i: -inf above the diagonal, before the softmax",
+                            "none": "every j (no mask)",
+                            "causal_after_softmax": "softmax over every j, then j > i set to 0 (a reader's slip)"},
+                   slips={"none": "no causal mask", "causal_after_softmax": "the mask applied after the softmax"},
+                   source="Vaswani et al. 2017, section 3.2.3"),
+        Convention("score_scale", "d_k", "the scores q.k are divided by the square root of",
+                   choices={"d_k": "the head width (the paper)", "d_model": "the model width"},
+                   slips={"d_model": "scores scaled by sqrt(d_model) instead of sqrt(d_k)"},
+                   source="Vaswani et al. 2017, eq. 1"),
+    ),
+    forward=attention,
+))

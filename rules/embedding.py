@@ -7,11 +7,16 @@ collects every position the token occupies (and the output path when W_U is tied
 
 from __future__ import annotations
 
-from derive.case import Case
+from typing import TYPE_CHECKING
+
+from derive.registry import Operation, Param, register
 from derive.graph import Graph
 from derive.steps import Ref, Step, Table, vec
 
 from .linear import Ids, weight
+
+if TYPE_CHECKING:
+    from derive.case import Case
 
 
 def embedding(graph: Graph, case: Case) -> tuple[Ids, Ids, Step]:
@@ -30,3 +35,11 @@ def embedding(graph: Graph, case: Case) -> tuple[Ids, Ids, Step]:
     words = ("E has one row per token of the vocabulary and one column per dimension. "
              "Reading a row is a product by a one-hot vector: E[id].")
     return E, rows, Step("embedding", "The table E and the rows E[ids]", words, [full, table])
+
+
+EMBEDDING = register(Operation(
+    name="embedding", kind="stage", title="Embedding", stage=15, steps=("embedding",),
+    source="Vaswani et al. 2017, section 3.4; seed 000, step 2c",
+    params=(Param("E", ("V", "d_model"), "the embedding table, one row per vocabulary piece"),),
+    forward=embedding,
+))

@@ -3,11 +3,16 @@ attention exercises are written (no tokenizer, no embedding table)."""
 
 from __future__ import annotations
 
-from derive.case import Case
+from typing import TYPE_CHECKING
+
+from derive.registry import Operation, register
 from derive.graph import Graph, Meta
 from derive.steps import Step, Table, vec
 
 from .linear import Ids
+
+if TYPE_CHECKING:
+    from derive.case import Case
 
 
 def given_input(graph: Graph, case: Case) -> tuple[Ids, Step]:
@@ -17,3 +22,9 @@ def given_input(graph: Graph, case: Case) -> tuple[Ids, Step]:
     table = Table(["row", "x_t"], [[f"`{label}`", vec(X[t])] for t, label in enumerate(case.tokens)],
                   title="X (given)", short_exact=True)
     return X, Step("input", "The input vectors", "The exercise starts from these vectors.", [table])
+
+
+INPUT = register(Operation(
+    name="input", kind="stage", title="Given input", stage=11, steps=("input",),
+    source="attention exercises that start from X (seed 004)", forward=given_input,
+))

@@ -1,83 +1,71 @@
-"""LayerNorm of each row on its own (seed 003, eq. 17.3; Ba et al. 2016):
+"""LayerNorm of each row on its own (Ba et al. 2016, eq. 4; seed 003, eq. 17.3):
 
     mu = (1/d) sum_j x_j,   sigma = sqrt((1/d) sum_j (x_j - mu)^2 + eps),
     u_j = gamma_j (x_j - mu) / sigma + beta_j
 
-by default with the biased variance (divide by d) and eps inside the square root; the
-conventions ``layernorm_variance = "n-1"`` and ``layernorm_eps_placement = "sigma"``
-(sigma = sqrt(var) + eps) give the variants readers use by mistake. Without a gain gamma
-and bias beta (the seed 000 toy), u_j = (x_j - mu) / sigma.
+by default with the biased variance (divide by d, as ``torch.nn.LayerNorm``) and eps
+inside the square root; the conventions ``layernorm_variance = "n-1"`` and
+``layernorm_eps_placement = "sigma"`` (sigma = sqrt(var) + eps) give the variants readers
+use by mistake. Without a gain gamma and bias beta (the seed 000 toy), u_j = (x_j - mu) / sigma.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from derive.case import Conventions
-from derive.graph import Div, Dot, Graph, Lin, Meta, Sqrt
-from derive.steps import Equation, Ref, Step, Table, vec
+from derive.array import Array
+from derive.graph import Meta
+from derive.registry import Convention, Operation, Param, register
 
-from .linear import Ids, bias, constant
-
-NORM_TITLES = {"ln1": "before attention", "ln2": "before the MLP", "final": "before W_U"}
+from .norms import NormSlot, norm_step
 
 
-def layer_norm(graph: Graph, rows: Ids, conv: Conventions, norm: str, block: int | None,
-               symbol: str, gain: list[Fraction] | None = None,
-               shift: list[Fraction] | None = None, tokens: list[str] | None = None) -> tuple[Ids, Step]:
-    """Normalise each row of ``rows`` (T x d) under the case's conventions ``conv``;
-    return the output (T x d) and the step.
-
-    ``norm`` (ln1, ln2, final) and ``block`` tag mu and sigma; ``symbol`` names the
-    output (u, u2, f). Gains and biases, when given, are trainable leaves named
-    ``ln1_gain``... (``lnf_gain`` for the final one).
-    """
-    d = len(rows[0])
-    prefix = "lnf" if norm == "final" else norm
-    g = bias(graph, f"{prefix}_gain", gain, block)
-    b = bias(graph, f"{prefix}_bias", shift, block)
-    name = {"u": "u", "u2": "u'", "f": "f"}[symbol]
-    stat = {"ln1": "{}_{}", "ln2": "{}'_{}", "final": "{}^f_{}"}[norm]
+def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple[Array, object]:
+    """Normalise each row of ``x`` (T x d) in ``slot`` under the case's conventions
+    ``conv``; ``weights`` holds the optional ``gain`` and ``bias`` (1 x d leaves).
+    Returns the output (T x d) and the step."""
+    T, d = x.shape
     eps = conv.layernorm_eps
     inside = conv.layernorm_eps_placement == "inside"
     divisor = d - 1 if conv.layernorm_variance == "n-1" else d
-    mus, sigmas, out = [], [], []
-    for t, row in enumerate(rows):
-        tag = dict(block=block, position=t + 1, norm=norm)
-        mu = graph.add(Lin([Fraction(1, d)] * d), row, Meta("mu", stat.format("mu", t + 1), **tag))
-        centred = [graph.scratch(Lin([1, -1]), (x, mu), f"x_{t + 1}[{j + 1}] - mu") for j, x in enumerate(row)]
-        var = graph.scratch(Lin([Fraction(1, divisor)], eps if inside else 0),
-                            (graph.scratch(Dot(), centred + centred, "sum sq"),), f"var_{t + 1}")
-        sigma_meta = Meta("sigma", stat.format("sigma", t + 1), **tag)
-        if inside:
-            sigma = graph.add(Sqrt(), (var,), sigma_meta)
-        else:
-            sigma = graph.add(Lin([1], eps), (graph.scratch(Sqrt(), (var,), f"sqrt(var_{t + 1})"),), sigma_meta)
-        u_row = []
-        for j, c in enumerate(centred):
-            meta = Meta(symbol, f"{name}_{t + 1}[{j + 1}]", block=block, position=t + 1, index=j + 1)
-            if g is None and b is None:
-                u_row.append(graph.add(Div(), (c, sigma), meta))
-                continue
-            u = graph.scratch(Div(), (c, sigma), f"normalised {t + 1},{j + 1}")
-            one = constant(graph, 1, "1") if g is None or b is not None else None
-            left = [u] + ([b[j]] if b is not None else [])
-            right = ([g[j]] if g is not None else [one]) + ([one] if b is not None else [])
-            u_row.append(graph.add(Dot(), left + right, meta))
-        mus.append(mu)
-        sigmas.append(sigma)
-        out.append(u_row)
-    tokens = tokens or [str(t + 1) for t in range(len(rows))]
-    table = Table(["token", "mu", "sigma"] + [f"{name}_{j + 1}" for j in range(d)],
-                  [[f"`{tok}`", Ref("before", mus[t]), Ref("before", sigmas[t])]
-                   + [Ref("before", u) for u in out[t]] for t, tok in enumerate(tokens)],
-                  title=f"LayerNorm {NORM_TITLES[norm]}" + (f", block {block}" if block else ""))
-    T = len(rows)
-    equations = [Equation(stat.format("mu", T), Ref("before", mus[-1])),
-                 Equation(stat.format("sigma", T), Ref("before", sigmas[-1])),
-                 Equation(f"{name}_{T} = (x_{T} - mu) / sigma", vec(out[-1]))]
+    mu = x.mean().named(slot.statistic("mu", "mu"))
+    centred = (x - mu).named(lambda t, j: Meta(None, f"{slot.input}_{t + 1}[{j + 1}] - mu"))
+    var = (centred * centred).sum() / divisor
+    sigma = ((var + eps).sqrt() if inside else var.sqrt() + eps).named(slot.statistic("sigma", "sigma"))
+    u = centred / sigma
+    gain, bias = weights.get("gain"), weights.get("bias")
+    if gain is not None:
+        u = u * gain
+    if bias is not None:
+        u = u + bias
+    u = u.named(slot.output())
+    mu_t, sigma_t = slot.stat.format("mu", T), slot.stat.format("sigma", T)
     words = ("Each row is normalised on its own: subtract its mean mu, divide by "
              + ("sigma = sqrt(variance + eps)" if inside else "sigma = sqrt(variance) + eps")
              + f", with the variance over {'d' if divisor == d else 'd - 1'} and eps = {float(eps):g}.")
-    key = {"ln1": "layernorm", "ln2": "layernorm2", "final": "final"}[norm]
-    return out, Step(key, f"LayerNorm {NORM_TITLES[norm]}", words, [table], equations)
+    formula = f"({slot.input}_{T} - {mu_t}) / {sigma_t}"
+    if gain is not None or bias is not None:
+        formula = ("gamma * " if gain is not None else "") + formula + (" + beta" if bias is not None else "")
+    return u, norm_step(slot, "LayerNorm", words, [("mu", mu.column()), ("sigma", sigma.column())], u.ids(), formula)
+
+
+LAYERNORM = register(Operation(
+    name="layernorm", kind="norm", title="LayerNorm", stage=40,
+    source="Ba, Kiros and Hinton 2016, Layer Normalization, eq. 4",
+    params=(Param("gain", ("d_model",), "gamma, multiplies each normalised entry (absent: 1)", optional=True),
+            Param("bias", ("d_model",), "beta, added after the gain (absent: 0)", optional=True)),
+    conventions=(
+        Convention("layernorm_eps", Fraction(1, 100000), "eps of LayerNorm, (x - mu) / sqrt(var + eps)",
+                   kind="nonnegative", expected="eps >= 0", source="torch.nn.LayerNorm (eps = 1e-5)"),
+        Convention("layernorm_variance", "n", "the variance of LayerNorm divides by",
+                   choices={"n": "d (biased, as torch.nn.LayerNorm)", "n-1": "d - 1 (unbiased)"},
+                   slips={"n-1": "LayerNorm variance over n-1 instead of n"},
+                   source="Ba et al. 2016, eq. 4 (biased)"),
+        Convention("layernorm_eps_placement", "inside", "where LayerNorm's eps goes",
+                   choices={"inside": "inside the square root, sqrt(var + eps)",
+                            "sigma": "added to sigma, sqrt(var) + eps (the Annotated Transformer)"},
+                   slips={"sigma": "eps added to sigma instead of inside the square root"},
+                   source="torch.nn.LayerNorm (inside)"),
+    ),
+    forward=layer_norm,
+))

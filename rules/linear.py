@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from derive.array import Array
 from derive.graph import Dot, Graph, Meta
 
 Ids = list[list[int]]
@@ -27,6 +28,13 @@ def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | No
     if vector is None:
         return None
     return weight(graph, name, [vector], block)[0]
+
+
+def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None):
+    """An optional bias or gain vector as trainable leaves, a 1 x n :class:`~derive.array.Array`
+    (None when the case does not give it)."""
+    ids = bias(graph, name, vector, block)
+    return None if ids is None else Array(graph, [ids])
 
 
 def constant(graph: Graph, value, label: str) -> int:

@@ -8,14 +8,17 @@ GELU is the tanh form by default (GPT-2's gelu_new,
 
 from __future__ import annotations
 
-from derive.case import Block, Case
-from derive.graph import ACTIVATION_OPS, Graph, Meta
+from typing import TYPE_CHECKING
+
+from derive import registry
+from derive.graph import Graph, Meta
+from derive.registry import Convention, Operation, Param, register
 from derive.steps import Step, Table, vec
 
 from .linear import Ids, affine, bias, weight
 
-ACTIVATION_NAMES = {"gelu_tanh": "GELU (tanh form)", "gelu_erf": "GELU (erf form)", "relu": "ReLU"}
-
+if TYPE_CHECKING:
+    from derive.case import Block, Case
 
 def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple[Ids, list[Step]]:
     """Add one block's MLP on the normalised rows ``u2`` (T x d_model); return m (T x d_model)
@@ -25,8 +28,8 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     b_1 = bias(graph, "b_1", Vb.get("b_1"), block_no)
     hidden = affine(graph, u2, W_1, b_1, lambda t, c: Meta(
         "hidden", f"u'_{t + 1}W_1[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
-    act = ACTIVATION_OPS[case.conventions.activation]
-    name = ACTIVATION_NAMES[case.conventions.activation]
+    activation = registry.get(case.conventions.activation, "activation")
+    act, name = activation.op, activation.title
     g = [[graph.add(act, (x,), Meta("g", f"g_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
           for c, x in enumerate(row)] for t, row in enumerate(hidden)]
     W_2 = weight(graph, "W_2", M["W_2"], block_no)
@@ -39,3 +42,20 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
              f"and brings it back to {case.d_model} with W_2.")
     return m, [Step("mlp", "MLP", words, [table])]
+
+
+MLP = register(Operation(
+    name="mlp", kind="sublayer", title="MLP", stage=32, steps=("mlp",),
+    source="Vaswani et al. 2017, eq. 2, with GPT-2's GELU",
+    params=(Param("W_1", ("d_model", "d_mlp"), "widens each row to d_mlp"),
+            Param("b_1", ("d_mlp",), "the bias of W_1", optional=True),
+            Param("W_2", ("d_mlp", "d_model"), "brings it back to d_model"),
+            Param("b_2", ("d_model",), "the bias of W_2", optional=True)),
+    conventions=(Convention("activation", "gelu_tanh", "the elementwise map between W_1 and W_2",
+                            choices=lambda: registry.names("activation"),
+                            slips={"gelu_erf": "GELU in the erf form instead of the tanh form",
+                                   "gelu_tanh": "GELU in the tanh form instead of the erf form"},
+                            applies=lambda conv: conv.activation != "relu",
+                            source="Hendrycks and Gimpel 2016"),),
+    forward=mlp,
+))

@@ -12,13 +12,18 @@ sinusoids are exact (sin(1), cos(1/sqrt(10))) and are constants, not trained.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from derive.registry import Convention, Operation, Param, register
 from fractions import Fraction
 
-from derive.case import Case
 from derive.graph import Cos, Graph, Lin, Meta, Power, Sin
 from derive.steps import Step, Table, vec
 
 from .linear import Ids, constant, weight
+
+if TYPE_CHECKING:
+    from derive.case import Case
 
 
 def sinusoids(graph: Graph, case: Case, T: int) -> Ids:
@@ -67,3 +72,25 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
                   f"w_i = 1/{case.conventions.sinusoid_base}^(2i/d), pos from {case.conventions.first_position}"
                   + (", sines first then cosines." if case.conventions.sinusoid_layout == "concatenated" else "."))
     return X, Step("positions", "The position table P and the matrix X", words, [table])
+
+
+POSITIONS = register(Operation(
+    name="positions", kind="stage", title="Positions", stage=20, steps=("positions",),
+    source="Vaswani et al. 2017, section 3.5 (sinusoids); GPT-2 (a learned table)",
+    params=(Param("P", ("positions", "d_model"), "the learned position table, one row per position"),),
+    conventions=(
+        Convention("positions", "learned", "the position vectors added to the rows",
+                   choices={"learned": "a table model.P", "sinusoidal": "the sinusoids of Vaswani et al. 2017",
+                            "none": "no positions (the default for [input] cases)"}),
+        Convention("sinusoid_layout", "interleaved", "the columns of the sinusoids",
+                   choices={"interleaved": "PE[pos,2i] = sin(pos w_i), PE[pos,2i+1] = cos (the 2017 paper)",
+                            "concatenated": "all sines, then all cosines"},
+                   slips={"concatenated": "sinusoid columns concatenated instead of interleaved"},
+                   applies=lambda conv: conv.positions == "sinusoidal",
+                   source="Vaswani et al. 2017, section 3.5"),
+        Convention("sinusoid_base", Fraction(10000), "the base of the sinusoids, w_i = 1 / base^(2i/d)",
+                   kind="positive", source="Vaswani et al. 2017, section 3.5"),
+        Convention("first_position", 0, "pos of the first token in the sinusoids (seed 004: PE[0])", kind="count"),
+    ),
+    forward=positions,
+))

@@ -6,6 +6,8 @@ vocabulary, so "the cat" becomes ``the`` ``␣cat``.
 
 from __future__ import annotations
 
+from derive.registry import Operation, register
+
 SPACE = "\u2423"
 
 
@@ -45,3 +47,9 @@ def tokens_step(case):
     words = ("The tokenizer cuts the text into pieces of a vocabulary fixed beforehand "
              "(longest match first), and each piece becomes the number of its row.")
     return Step("tokens", "From text to ids", words, [table])
+
+
+TOKENS = register(Operation(
+    name="tokens", kind="stage", title="Tokens", stage=10, steps=("tokens",),
+    source="greedy longest match over the vocabulary (seed 000, step 1)", forward=tokenize,
+))

@@ -4,9 +4,16 @@
 
 from __future__ import annotations
 
-from derive.case import Case
+from typing import TYPE_CHECKING
+
+from fractions import Fraction
+
+from derive.registry import Convention, Operation, register
 from derive.graph import Graph
 from derive.steps import Equation, Ref, Step, Table, vec
+
+if TYPE_CHECKING:
+    from derive.case import Case
 
 
 def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
@@ -43,3 +50,16 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
                             Equation(f"p({target}) after", Ref("after", p)),
                             Equation("L before", Ref("before", L)), Equation("L after", Ref("after", L))])
     return [gradient, sgd, after]
+
+
+TRAINING = register(Operation(
+    name="training", kind="stage", title="Training step", stage=80, steps=("gradient", "sgd", "after"),
+    source="reverse mode (Linnainmaa 1970) and SGD; seed 000, step 2b",
+    conventions=(
+        Convention("learning_rate", Fraction(1, 10), "eta of the SGD step theta <- theta - eta dL/dtheta",
+                   kind="number"),
+        Convention("trained", None, '"all" or the weights the SGD step moves (the seed 000 trains only E)',
+                   kind="weights"),
+    ),
+    forward=training_steps,
+))

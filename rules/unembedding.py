@@ -6,11 +6,18 @@
 
 from __future__ import annotations
 
-from derive.case import Case
+from typing import TYPE_CHECKING
+
+from fractions import Fraction
+
+from derive.registry import Convention, Operation, Param, register
 from derive.graph import Div, Exp, Graph, Greedy, Lin, Log, Meta
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, affine, constant, weight
+
+if TYPE_CHECKING:
+    from derive.case import Case
 
 
 def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[Step]]:
@@ -82,3 +89,18 @@ def output_step(case: Case, f: Ids) -> Step:
     table = Table(["row", "output"], [[f"`{tok}`", vec(f[t])] for t, tok in enumerate(case.tokens)],
                   title="Output")
     return Step("output", "The output", "The stream after the last block.", [table])
+
+
+UNEMBEDDING = register(Operation(
+    name="logits", kind="stage", title="Logits, softmax, loss", stage=70, steps=("logits", "loss", "output"),
+    source="Radford et al. 2019 (GPT-2): z = f W_U, p = softmax(z / T), L = -ln p(target)",
+    params=(Param("W_U", ("d_model", "V"), 'the unembedding, or "tied" (W_U = E^T)'),),
+    conventions=(
+        Convention("temperature", Fraction(1), "T dividing the logits; 0 is greedy (argmax, ties to the lowest id)",
+                   kind="nonnegative", expected="a temperature T >= 0 (0 is greedy)"),
+        Convention("loss_log", "e", "the logarithm of the loss",
+                   choices={"e": "L = -ln p, in nats", "2": "L = -log2 p, in bits"},
+                   slips={"2": "log base 2 (bits) instead of the natural log"}),
+    ),
+    forward=unembedding,
+))

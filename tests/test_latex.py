@@ -91,7 +91,17 @@ def test_equations_in_aligned_with_the_chapters_notation():
     (block,) = aligned_blocks(text)
     assert block[0].startswith("\\mu_{5} &= ")
     assert block[1].startswith("\\sigma_{5} &= ")
-    assert block[2].startswith("u_{5} &= \\frac{x_{5} - \\mu}{\\sigma} = [")
+    assert block[2].startswith("u_{5} &= \\frac{x_{5} - \\mu_{5}}{\\sigma_{5}} = [")
+
+
+def test_each_norm_names_its_own_input_and_statistics():
+    """Steps 8 and 11 of the seed: the second LayerNorm reads h_5 with mu'_5 and sigma'_5,
+    the final one y_5 with mu^f_5 and sigma^f_5 (not x_5, mu, sigma)."""
+    (second,) = aligned_blocks(cli("latex", CASES[0], "--step", "layernorm2"))
+    assert second[0].startswith("\\mu'_{5} &= ") and second[1].startswith("\\sigma'_{5} &= ")
+    assert second[2].startswith("u'_{5} &= \\frac{h_{5} - \\mu'_{5}}{\\sigma'_{5}} = [")
+    (final,) = aligned_blocks(cli("latex", CASES[0], "--step", "final"))
+    assert final[2].startswith("f_{5} &= \\frac{y_{5} - \\mu^{f}_{5}}{\\sigma^{f}_{5}} = [")
 
 
 def test_exact_forms_come_from_sympys_printer():

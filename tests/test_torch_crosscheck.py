@@ -124,8 +124,11 @@ def record_key(r: dict) -> Key:
             r["after_step"])
 
 
-def crosscheck(path) -> dict:
+def crosscheck(path, extra=None) -> dict:
     """Derive ``path``, run the torch reference, match and compare every record.
+
+    ``extra(case)``, when given, adds reference elements of quantities the torch reference
+    does not record itself (a test's own operation, e.g. RMSNorm's rms).
 
     Returns counts (records, undecided, by symbol) for the caller's assertions and report.
     Raises AssertionError listing the first disagreements."""
@@ -136,6 +139,8 @@ def crosscheck(path) -> dict:
     assert len(recs) == len(refs)
     reference = run(case)
     expected = torch_elements(case, reference)
+    if extra is not None:
+        expected.update(extra(case))
 
     # torch's own consistency: SDPA's output equals the manual softmax(s) @ v
     for hd in reference.before.heads.values():

@@ -1,0 +1,219 @@
+"""Arrays of graph nodes that read like the math: ``x.mean()``, ``x - mu``, ``x @ W + b``,
+``.sqrt()``, ``.named("sigma")``.
+
+A rule writes its forward pass over :class:`Array` (rows T x columns n of scalar
+expressions) the way nanoGPT's ``Block.forward`` is written over tensors, and every
+scalar still becomes one node of the derivation graph (:mod:`derive.graph`), so each
+printed number keeps its name, its definition and its by-hand note.
+
+Expressions are built lazily and become nodes only when a quantity is named or read by a
+non-linear operation; linear combinations fuse into one :class:`~derive.graph.Lin` node and
+sums of products into one :class:`~derive.graph.Dot` node (a bias folds in as ``b * 1``),
+which is how a reader writes them on paper: ``x W + b`` is one dot product per entry, and
+``var + eps`` one sum. Broadcasting follows NumPy for the shapes rules use: a T x 1 column
+(``mu``) against a T x n array, and a 1 x n row (a bias, a gain) against T x n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+from .graph import Div, Dot, Graph, Lin, Meta, Op, Sqrt, to_fmpq
+
+
+class Expr:
+    """A scalar expression not yet in the graph (or a node that is)."""
+
+    def node(self, graph: Graph, meta: Meta | None = None) -> int:
+        """The node id of this expression, adding it (named ``meta``, else scratch) once."""
+        raise NotImplementedError
+
+
+@dataclass(eq=False)
+class Node(Expr):
+    """A node already in the graph."""
+
+    id: int
+
+    def node(self, graph, meta=None):
+        if meta is not None:
+            raise ValueError("a quantity is named where it is computed, before it is read")
+        return self.id
+
+
+@dataclass(eq=False)
+class _Pending(Expr):
+    """An operation applied to expressions; becomes one node the first time it is read."""
+
+    op: Op | None
+    args: list[Expr]
+    done: int | None = None
+
+    def node(self, graph, meta=None):
+        if self.done is None:
+            parents = [a.node(graph) for a in self.args]
+            self.done = graph.add(self.op, parents, meta or Meta(None, "scratch"))
+        elif meta is not None:
+            raise ValueError("a quantity is named where it is computed, before it is read")
+        return self.done
+
+
+class Linear(_Pending):
+    """``const + sum_k c_k e_k``: fuses into one Lin node."""
+
+    def __init__(self, terms: list[tuple[Fraction, Expr]], const: Fraction = Fraction(0)):
+        self.terms, self.const = terms, const
+        super().__init__(None, [e for _, e in terms])
+
+    def node(self, graph, meta=None):
+        if self.done is None and len(self.terms) == 1 and self.terms[0][0] == 1 and self.const == 0 and meta is None:
+            return self.terms[0][1].node(graph)  # x + 0, 1 x: the same quantity
+        self.op = Lin([c for c, _ in self.terms], self.const)
+        return super().node(graph, meta)
+
+
+class Products(_Pending):
+    """``sum_k a_k b_k``: fuses into one Dot node (parents a_1..a_n, b_1..b_n)."""
+
+    def __init__(self, pairs: list[tuple[Expr, Expr]]):
+        self.pairs = pairs
+        super().__init__(Dot(), [a for a, _ in pairs] + [b for _, b in pairs])
+
+
+class _One(Expr):
+    """The constant 1 a bias is multiplied by inside a dot product (one leaf per graph)."""
+
+    def node(self, graph, meta=None):
+        cache = graph.__dict__.setdefault("_one", None)
+        if cache is None:
+            cache = graph.__dict__["_one"] = graph.leaf(Fraction(1), Meta(None, "1"))
+        return cache
+
+
+ONE = _One()
+
+
+def _linear(e: Expr) -> Linear:
+    return e if isinstance(e, Linear) and e.done is None else Linear([(Fraction(1), e)])
+
+
+def _add(a: Expr, b: Expr, sign: int = 1) -> Expr:
+    """a + sign b, fusing sums of products (a bias term) and linear combinations."""
+    if isinstance(a, Products) and a.done is None and sign == 1:
+        extra = b.pairs if isinstance(b, Products) and b.done is None else [(b, ONE)]
+        return Products(a.pairs + extra)
+    la, lb = _linear(a), _linear(b)
+    return Linear(la.terms + [(sign * c, e) for c, e in lb.terms], la.const + sign * lb.const)
+
+
+def _scale(a: Expr, c: Fraction) -> Expr:
+    la = _linear(a)
+    return Linear([(c * k, e) for k, e in la.terms], c * la.const)
+
+
+class Array:
+    """A T x n array of scalar expressions on one graph (rows of row vectors).
+
+    Args:
+        graph: the derivation graph the nodes go into.
+        rows: T rows of n :class:`Expr` (or node ids, wrapped as :class:`Node`).
+    """
+
+    def __init__(self, graph: Graph, rows):
+        self.graph = graph
+        self.rows = [[e if isinstance(e, Expr) else Node(e) for e in row] for row in rows]
+
+    # ---------------------------------------------------------------- shape
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns)."""
+        return len(self.rows), len(self.rows[0]) if self.rows else 0
+
+    def _map(self, f: Callable[[Expr], Expr]) -> Array:
+        return Array(self.graph, [[f(e) for e in row] for row in self.rows])
+
+    def _zip(self, other, f: Callable[[Expr, Expr], Expr]) -> Array:
+        """Elementwise f with NumPy broadcasting of a T x 1 column or a 1 x n row."""
+        if not isinstance(other, Array):
+            return self._map(lambda e: f(e, Linear([], Fraction(other))))
+        (T, n), (T2, n2) = self.shape, other.shape
+        if T2 not in (1, T) or n2 not in (1, n):
+            raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
+        return Array(self.graph, [[f(e, other.rows[t if T2 > 1 else 0][c if n2 > 1 else 0])
+                                   for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
+
+    # ---------------------------------------------------------------- arithmetic
+    def __add__(self, other) -> Array:
+        return self._zip(other, _add)
+
+    def __sub__(self, other) -> Array:
+        return self._zip(other, lambda a, b: _add(a, b, -1))
+
+    def __mul__(self, other) -> Array:
+        """Elementwise product; a rational number scales (one Lin node)."""
+        if not isinstance(other, Array):
+            return self._map(lambda e: _scale(e, Fraction(other)))
+        return self._zip(other, lambda a, b: Products([(a, b)]))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other) -> Array:
+        """Elementwise quotient; a rational number scales (one Lin node)."""
+        if not isinstance(other, Array):
+            return self * (1 / Fraction(other))
+        return self._zip(other, lambda a, b: _Pending(Div(), [a, b]))
+
+    def __matmul__(self, W: Array) -> Array:
+        """``out[t][c] = sum_k x[t][k] W[k][c]``: one Dot node per entry (T x n @ n x m)."""
+        n, m = W.shape
+        if self.shape[1] != n:
+            raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
+        return Array(self.graph, [[Products([(row[k], W.rows[k][c]) for k in range(n)]) for c in range(m)]
+                                  for row in self.rows])
+
+    def sum(self) -> Array:
+        """The sum of each row (T x 1); a row of products sums into one dot product."""
+        out = []
+        for row in self.rows:
+            if all(isinstance(e, Products) and e.done is None for e in row):
+                out.append([Products([p for e in row for p in e.pairs])])
+            else:
+                out.append([Linear([(Fraction(1), e) for e in row])])
+        return Array(self.graph, out)
+
+    def mean(self) -> Array:
+        """The mean of each row (T x 1): ``(1/n) sum_j x_j``, one Lin node per row."""
+        n = self.shape[1]
+        return Array(self.graph, [[Linear([(Fraction(1, n), e) for e in row])] for row in self.rows])
+
+    def apply(self, op: Op) -> Array:
+        """A scalar operation on every entry (GELU, exp, ...)."""
+        return self._map(lambda e: _Pending(op, [e]))
+
+    def sqrt(self) -> Array:
+        """The square root of every entry."""
+        return self.apply(Sqrt())
+
+    # ---------------------------------------------------------------- names
+    def named(self, meta: Callable[[int, int], Meta]) -> Array:
+        """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based)."""
+        return Array(self.graph, [[Node(e.node(self.graph, meta(t, c))) for c, e in enumerate(row)]
+                                  for t, row in enumerate(self.rows)])
+
+    def ids(self) -> list[list[int]]:
+        """The node ids (entries not yet in the graph are added as scratch values)."""
+        return [[e.node(self.graph) for e in row] for row in self.rows]
+
+    def column(self) -> list[int]:
+        """The node ids of a T x 1 array, as a flat list."""
+        return [row[0] for row in self.ids()]
+
+
+def leaves(graph: Graph, values: list[list[Fraction]], meta: Callable[[int, int], Meta]) -> Array:
+    """Exact leaves (weights or constants), named ``meta(r, c)``."""
+    return Array(graph, [[graph.leaf(v, meta(r, c)) for c, v in enumerate(row)] for r, row in enumerate(values)])
+
+
+__all__ = ["Array", "leaves", "to_fmpq"]

@@ -1,0 +1,24 @@
+"""The elementwise maps an MLP may apply (``conventions.activation``):
+
+    GELU, tanh form (GPT-2's gelu_new): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    GELU, erf form: 0.5 x (1 + erf(x / sqrt 2))        (Hendrycks and Gimpel 2016, eq. 1)
+    ReLU: max(0, x), with derivative 0 at 0 (PyTorch's convention)
+
+The scalar operations themselves (value, derivative, exact form) are the engine's
+(:mod:`derive.graph`); here each is registered under the name a case selects it by.
+"""
+
+from __future__ import annotations
+
+from derive.graph import GeluErf, GeluTanh, Relu
+from derive.registry import Operation, register
+
+GELU_TANH = register(Operation(
+    name="gelu_tanh", kind="activation", title="GELU (tanh form)", stage=1, op=GeluTanh(),
+    source="Hendrycks and Gimpel 2016, section 2 (the tanh approximation); GPT-2's gelu_new"))
+GELU_ERF = register(Operation(
+    name="gelu_erf", kind="activation", title="GELU (erf form)", stage=2, op=GeluErf(),
+    source="Hendrycks and Gimpel 2016, eq. 1"))
+RELU = register(Operation(
+    name="relu", kind="activation", title="ReLU", stage=3, op=Relu(),
+    source="Nair and Hinton 2010"))

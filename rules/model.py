@@ -1,0 +1,55 @@
+"""The whole model, top to bottom, as GPT.forward reads in nanoGPT (seed 000's order):
+
+    ids = tokenize(text);  x = E[ids] + P          (or a given X, + PE when positioned)
+    for each block:  x = x + Attention(Norm(x));  x = x + MLP(Norm(x))
+    f = Norm_f(x);  z = f_T W_U / T;  p = softmax(z);  L = -ln p(target)
+    then dL/dtheta, one SGD step, and the same pass with the updated weights.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from derive.graph import Graph
+from derive.steps import Step
+
+from .block import final_norm, transformer_block
+from .embedding import embedding
+from .inputs import given_input
+from .positions import positions
+from .tokenize import tokens_step
+from .training import training_steps
+from .unembedding import output_step, unembedding
+
+if TYPE_CHECKING:
+    from derive.case import Case
+
+
+def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
+    """Add the case's whole model to ``graph``; return its steps in order, the node of L
+    (None without a loss) and the ids of the outputs (z, exp_z, p, sum, L)."""
+    E = []
+    if case.X is not None:
+        rows, first = given_input(graph, case)
+        steps = [first]
+    else:
+        E, rows, embed_step = embedding(graph, case)
+        steps = [tokens_step(case), embed_step]
+    stream, pos_step = positions(graph, case, rows)
+    name = "x'" if case.X is not None and case.conventions.positions != "none" else "x"
+    if case.X is None or case.conventions.positions != "none":
+        steps.append(pos_step)
+    for b, block in enumerate(case.blocks, 1):
+        stream, name, block_steps = transformer_block(graph, case, b, block, stream, name)
+        steps += block_steps
+    if case.conventions.final_layernorm and (case.has_unembedding or case.X is None):
+        stream, final = final_norm(graph, case, stream, name)
+        steps.append(final)
+    if not case.has_unembedding:
+        steps.append(output_step(case, stream))
+        return steps, None, {"z": [], "exp_z": [], "p": [], "L": None}
+    outputs, head_steps = unembedding(graph, case, stream, E)
+    steps += head_steps
+    if outputs["L"] is not None:
+        steps += training_steps(graph, case, E, outputs)
+    return steps, outputs["L"], outputs

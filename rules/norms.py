@@ -1,0 +1,79 @@
+"""Norm slots: where a block or the model normalises the stream, and how a norm's step
+is shown (the seed 000's steps 4, 8 and 10: LayerNorm before attention, before the MLP,
+before W_U).
+
+A slot is filled by any registered operation of kind ``norm`` (LayerNorm, RMSNorm, ...):
+the case chooses it with ``conventions.norm`` for every slot, or per slot with
+``ln1``/``ln2`` in a block and ``lnf`` in ``[model]``. A norm's weights are written with
+the slot's prefix: ``ln1_gain``, ``ln2_bias``, ``lnf_gain``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from derive.graph import Meta
+from derive.steps import Equation, Ref, Step, Table, vec
+
+Ids = list[list[int]]
+
+
+@dataclass(frozen=True)
+class NormSlot:
+    """One place a norm runs.
+
+    Attributes:
+        key: ``ln1`` (before attention), ``ln2`` (before the MLP) or ``lnf`` (before W_U);
+            the prefix of the slot's weights and the JSON ``norm``.
+        block: the block (1-based), None for the final norm.
+        symbol: the JSON symbol of the output (u, u2, f); name: how the page writes it
+            (u, u', f). stat: how its statistics are written (``{}_{}`` gives mu_5,
+            ``{}'_{}`` mu'_5, ``{}^f_{}`` mu^f_5).
+        input: the name of the rows it reads (x, x', h, y).
+        step: the step key (layernorm, layernorm2, final). where: the title's words.
+        tokens: the rows' names.
+    """
+
+    key: str
+    block: int | None
+    symbol: str
+    name: str
+    stat: str
+    input: str
+    step: str
+    where: str
+    tokens: tuple[str, ...]
+
+    def tag(self, t: int) -> dict:
+        """The metadata fields of row t's statistics (0-based t)."""
+        return dict(block=self.block, position=t + 1, norm=self.norm_name)
+
+    @property
+    def norm_name(self) -> str:
+        """The JSON ``norm`` of the slot (ln1, ln2, final)."""
+        return "final" if self.key == "lnf" else self.key
+
+    def statistic(self, symbol: str, label: str):
+        """The metadata maker of a per-row statistic (mu, sigma, rms) of this slot."""
+        return lambda t, c: Meta(symbol, self.stat.format(label, t + 1), **self.tag(t))
+
+    def output(self):
+        """The metadata maker of the normalised entries (u_5[1], u'_5[1], f_5[1])."""
+        return lambda t, c: Meta(self.symbol, f"{self.name}_{t + 1}[{c + 1}]", block=self.block,
+                                 position=t + 1, index=c + 1)
+
+
+def norm_step(slot: NormSlot, title: str, words: str, stats: list[tuple[str, list[int]]], out: Ids,
+              formula: str) -> Step:
+    """The step of a norm: a table of every row (its statistics, then the normalised
+    entries) and the equations of the last row (its statistics and ``formula``, the
+    normalised row written with the slot's names, e.g. ``u'_5 = (h_5 - mu'_5) / sigma'_5``)."""
+    d = len(out[0])
+    table = Table(["token"] + [name for name, _ in stats] + [f"{slot.name}_{j + 1}" for j in range(d)],
+                  [[f"`{tok}`"] + [Ref("before", ids[t]) for _, ids in stats] + [Ref("before", u) for u in out[t]]
+                   for t, tok in enumerate(slot.tokens)],
+                  title=f"{title} {slot.where}" + (f", block {slot.block}" if slot.block else ""))
+    T = len(out)
+    equations = [Equation(slot.stat.format(name, T), Ref("before", ids[-1])) for name, ids in stats]
+    equations.append(Equation(f"{slot.name}_{T} = {formula}", vec(out[-1])))
+    return Step(slot.step, f"{title} {slot.where}", words, [table], equations)
