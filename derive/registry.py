@@ -98,6 +98,7 @@ class Operation:
         forward: the function that adds it to a graph (its signature depends on the kind;
             see the modules of ``rules/``). op: for an activation, the scalar graph
             operation it applies.
+        symbols: the JSON ``symbol`` of each quantity it names, with its meaning.
     """
 
     name: str
@@ -110,6 +111,7 @@ class Operation:
     stage: float = 0
     forward: Callable | None = None
     op: Any = None
+    symbols: dict[str, str] = field(default_factory=dict)
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -175,6 +177,11 @@ def conventions() -> list[Convention]:
 def step_keys() -> list[str]:
     """Every step key any operation's page can produce, in pipeline order."""
     return list(dict.fromkeys(key for op in operations() for key in op.steps))
+
+
+def symbols() -> dict[str, str]:
+    """Every JSON ``symbol`` a registered operation names, with its meaning, in pipeline order."""
+    return {symbol: meaning for op in operations() for symbol, meaning in op.symbols.items()}
 
 
 def params() -> list[Param]:

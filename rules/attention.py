@@ -170,6 +170,7 @@ def _titled(title: str, block_no: int, case: Case) -> str:
 ATTENTION = register(Operation(
     name="attention", kind="sublayer", title="Multi-head causal self-attention", stage=31,
     steps=("qkv", "attention", "mix"),
+    symbols={"q": "a query entry", "k": "a key entry", "v": "a value entry", "qk": "q_i . k_j", "s": "a score q_i . k_j / sqrt(d_k)", "exp_s": "e^s", "sum_exp_s": "a row's sum of e^s", "a": "an attention weight", "o": "a head's mixed value", "attn": "the joined heads times W_O"},
     source="Vaswani et al. 2017, eq. 1 and section 3.2.2",
     params=tuple(Param(f"W_{m}", ("d_model", "d_model"), f"the {what} weights; head h reads columns "
                        "(h-1) d_k + 1 .. h d_k") for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))

@@ -87,6 +87,7 @@ BLOCK = register(Operation(
                                                  "choose per slot)",
                             choices=lambda: registry.names("norm")),),
     steps=("layernorm", "layernorm2", "residual"),
+    symbols={"u": "the norm before attention", "u2": "u', the norm before the MLP", "h": "h = x + attn", "y": "y = h + m"},
     forward=transformer_block,
 ))
 
@@ -95,5 +96,6 @@ FINAL = register(Operation(
     source="Radford et al. 2019 (GPT-2): a norm after the last block, before W_U",
     conventions=(Convention("final_layernorm", True, "a norm before W_U", kind="bool"),),
     steps=("final",),
+    symbols={"f": "the norm before W_U"},
     forward=final_norm,
 ))

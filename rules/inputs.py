@@ -26,5 +26,6 @@ def given_input(graph: Graph, case: Case) -> tuple[Ids, Step]:
 
 INPUT = register(Operation(
     name="input", kind="stage", title="Given input", stage=11, steps=("input",),
+    symbols={"x": "a row of the given X"},
     source="attention exercises that start from X (seed 004)", forward=given_input,
 ))

@@ -51,6 +51,7 @@ def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tup
 
 LAYERNORM = register(Operation(
     name="layernorm", kind="norm", title="LayerNorm", stage=40,
+    symbols={"mu": "a row's mean (norm: ln1, ln2, final)", "sigma": "sqrt(var + eps) of a row"},
     source="Ba, Kiros and Hinton 2016, Layer Normalization, eq. 4",
     params=(Param("gain", ("d_model",), "gamma, multiplies each normalised entry (absent: 1)", optional=True),
             Param("bias", ("d_model",), "beta, added after the gain (absent: 0)", optional=True)),

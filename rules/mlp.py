@@ -46,6 +46,7 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
 
 MLP = register(Operation(
     name="mlp", kind="sublayer", title="MLP", stage=32, steps=("mlp",),
+    symbols={"hidden": "u' W_1 + b_1", "g": "the activation of hidden", "m": "g W_2 + b_2"},
     source="Vaswani et al. 2017, eq. 2, with GPT-2's GELU",
     params=(Param("W_1", ("d_model", "d_mlp"), "widens each row to d_mlp"),
             Param("b_1", ("d_mlp",), "the bias of W_1", optional=True),

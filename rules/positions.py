@@ -76,6 +76,7 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
 
 POSITIONS = register(Operation(
     name="positions", kind="stage", title="Positions", stage=20, steps=("positions",),
+    symbols={"x": "x_t = E[id_t] + P_t", "pe": "a sinusoid PE[pos, i]", "x2": "x'_t = x_t + PE_t (a given X with positions)"},
     source="Vaswani et al. 2017, section 3.5 (sinusoids); GPT-2 (a learned table)",
     params=(Param("P", ("positions", "d_model"), "the learned position table, one row per position"),),
     conventions=(

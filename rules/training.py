@@ -54,6 +54,7 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
 
 TRAINING = register(Operation(
     name="training", kind="stage", title="Training step", stage=80, steps=("gradient", "sgd", "after"),
+    symbols={"grad": "dL/dtheta of a weight", "updated": "a weight after the SGD step"},
     source="reverse mode (Linnainmaa 1970) and SGD; seed 000, step 2b",
     conventions=(
         Convention("learning_rate", Fraction(1, 10), "eta of the SGD step theta <- theta - eta dL/dtheta",

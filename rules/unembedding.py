@@ -93,6 +93,7 @@ def output_step(case: Case, f: Ids) -> Step:
 
 UNEMBEDDING = register(Operation(
     name="logits", kind="stage", title="Logits, softmax, loss", stage=70, steps=("logits", "loss", "output"),
+    symbols={"z": "a logit", "exp_z": "e^z", "sum_exp_z": "the sum of e^z", "p": "a probability", "L": "the loss"},
     source="Radford et al. 2019 (GPT-2): z = f W_U, p = softmax(z / T), L = -ln p(target)",
     params=(Param("W_U", ("d_model", "V"), 'the unembedding, or "tied" (W_U = E^T)'),),
     conventions=(

@@ -129,3 +129,16 @@ def test_array_mean_broadcasts_a_column_and_fuses_linear_terms():
     assert [values[i] for i in var.column()] == [fmpq(143, 30), fmpq(21, 10)]
     with pytest.raises(ValueError):
         x + _leaf_array(graph, [[1, 2]], "y")  # 2 x 3 and 1 x 2 do not broadcast
+
+
+def test_every_json_symbol_is_declared_by_an_operation():
+    """The JSON ``symbol`` of every record of the bundled cases is one a registered
+    operation declares (docs/operations.md lists them with their meanings)."""
+    from derive.export_json import records
+    from derive.rounding import Format
+
+    declared = registry.symbols()
+    for name in ("cat-climbed", "woodchuck", str(ROOT / "tests" / "cases" / "hand_set_head.toml")):
+        found = {r["symbol"] for r in records(derive(load_case(name)), Format())}
+        assert found <= set(declared), found - set(declared)
+    assert {"mu", "sigma", "s", "a", "z", "p", "L", "grad"} <= set(declared)

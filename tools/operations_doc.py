@@ -48,6 +48,8 @@ def text() -> str:
             out += [f"### `{op.name}`: {op.title}", "", f"Source: {op.source}.", ""]
             if op.steps:
                 out += ["Steps (`--step`): " + ", ".join(f"`{s}`" for s in op.steps) + ".", ""]
+            if op.symbols:
+                out += ["JSON symbols: " + "; ".join(f"`{s}` ({m})" for s, m in op.symbols.items()) + ".", ""]
             if op.params:
                 out += ["| weight | shape | trainable | optional | meaning |", "|---|---|---|---|---|"]
                 out += [f"| `{p.name}` | {' x '.join(p.shape)} | {'yes' if p.trainable else 'no'} | "
