@@ -12,6 +12,10 @@ sums of products into one :class:`~derive.graph.Dot` node (a bias folds in as ``
 which is how a reader writes them on paper: ``x W + b`` is one dot product per entry, and
 ``var + eps`` one sum. Broadcasting follows NumPy for the shapes rules use: a T x 1 column
 (``mu``) against a T x n array, and a 1 x n row (a bias, a gain) against T x n.
+
+An entry may be masked (None, :meth:`Array.masked`): it is never computed, elementwise
+operations keep it masked, and sums and products skip it, which is how a causal mask
+reads (scores above the diagonal do not exist; the softmax runs over the rest).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-from .graph import Div, Dot, Graph, Lin, Meta, Op, Sqrt, to_fmpq
+from .graph import Div, Dot, Exp, Graph, Lin, Log, Meta, Op, Sqrt, to_fmpq
 
 
 class Expr:
@@ -118,12 +122,12 @@ class Array:
 
     Args:
         graph: the derivation graph the nodes go into.
-        rows: T rows of n :class:`Expr` (or node ids, wrapped as :class:`Node`).
+        rows: T rows of n :class:`Expr` (or node ids, wrapped as :class:`Node`; None masks).
     """
 
     def __init__(self, graph: Graph, rows):
         self.graph = graph
-        self.rows = [[e if isinstance(e, Expr) else Node(e) for e in row] for row in rows]
+        self.rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in rows]
 
     # ---------------------------------------------------------------- shape
     @property
@@ -132,7 +136,26 @@ class Array:
         return len(self.rows), len(self.rows[0]) if self.rows else 0
 
     def _map(self, f: Callable[[Expr], Expr]) -> Array:
-        return Array(self.graph, [[f(e) for e in row] for row in self.rows])
+        return Array(self.graph, [[None if e is None else f(e) for e in row] for row in self.rows])
+
+    def masked(self, keep: Callable[[int, int], bool]) -> Array:
+        """The same array with entry (t, c) masked (None) where ``keep(t, c)`` is false (0-based)."""
+        return Array(self.graph, [[e if keep(t, c) else None for c, e in enumerate(row)]
+                                  for t, row in enumerate(self.rows)])
+
+    def filled(self, fill: Callable[[int, int], Expr | int]) -> Array:
+        """The masked entries replaced by ``fill(t, c)`` (an expression or a node id)."""
+        return Array(self.graph, [[fill(t, c) if e is None else e for c, e in enumerate(row)]
+                                  for t, row in enumerate(self.rows)])
+
+    @property
+    def T(self) -> Array:
+        """The transpose (n x T)."""
+        return Array(self.graph, [list(col) for col in zip(*self.rows)])
+
+    def cols(self, columns) -> Array:
+        """The columns ``columns`` (0-based indices), in that order: a head's slice of Q."""
+        return Array(self.graph, [[row[c] for c in columns] for row in self.rows])
 
     def _zip(self, other, f: Callable[[Expr, Expr], Expr]) -> Array:
         """Elementwise f with NumPy broadcasting of a T x 1 column or a 1 x n row."""
@@ -141,7 +164,7 @@ class Array:
         (T, n), (T2, n2) = self.shape, other.shape
         if T2 not in (1, T) or n2 not in (1, n):
             raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
-        return Array(self.graph, [[f(e, other.rows[t if T2 > 1 else 0][c if n2 > 1 else 0])
+        return Array(self.graph, [[_masked_or(f, e, other.rows[t if T2 > 1 else 0][c if n2 > 1 else 0])
                                    for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
 
     # ---------------------------------------------------------------- arithmetic
@@ -170,13 +193,15 @@ class Array:
         n, m = W.shape
         if self.shape[1] != n:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
-        return Array(self.graph, [[Products([(row[k], W.rows[k][c]) for k in range(n)]) for c in range(m)]
-                                  for row in self.rows])
+        return Array(self.graph, [[Products([(row[k], W.rows[k][c]) for k in range(n)
+                                             if row[k] is not None and W.rows[k][c] is not None])
+                                   for c in range(m)] for row in self.rows])
 
     def sum(self) -> Array:
         """The sum of each row (T x 1); a row of products sums into one dot product."""
         out = []
         for row in self.rows:
+            row = [e for e in row if e is not None]
             if all(isinstance(e, Products) and e.done is None for e in row):
                 out.append([Products([p for e in row for p in e.pairs])])
             else:
@@ -196,19 +221,34 @@ class Array:
         """The square root of every entry."""
         return self.apply(Sqrt())
 
+    def exp(self) -> Array:
+        """e to the power of every entry."""
+        return self.apply(Exp())
+
+    def log(self) -> Array:
+        """The natural logarithm of every entry."""
+        return self.apply(Log())
+
     # ---------------------------------------------------------------- names
     def named(self, meta: Callable[[int, int], Meta]) -> Array:
-        """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based)."""
-        return Array(self.graph, [[Node(e.node(self.graph, meta(t, c))) for c, e in enumerate(row)]
-                                  for t, row in enumerate(self.rows)])
+        """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based), row
+        by row; masked entries stay masked."""
+        return Array(self.graph, [[None if e is None else Node(e.node(self.graph, meta(t, c)))
+                                   for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
 
-    def ids(self) -> list[list[int]]:
-        """The node ids (entries not yet in the graph are added as scratch values)."""
-        return [[e.node(self.graph) for e in row] for row in self.rows]
+    def ids(self) -> list[list[int | None]]:
+        """The node ids (entries not yet in the graph are added as scratch values; a masked
+        entry is None)."""
+        return [[None if e is None else e.node(self.graph) for e in row] for row in self.rows]
 
     def column(self) -> list[int]:
         """The node ids of a T x 1 array, as a flat list."""
         return [row[0] for row in self.ids()]
+
+
+def _masked_or(f, a, b):
+    """f(a, b), or masked when either is."""
+    return None if a is None or b is None else f(a, b)
 
 
 def leaves(graph: Graph, values: list[list[Fraction]], meta: Callable[[int, int], Meta]) -> Array:

@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from derive.registry import Convention, Operation, Param, register
-from derive.graph import Div, Dot, Exp, Graph, Lin, Meta, Sqrt
+from derive.array import Array
+from derive.graph import Graph, Meta, Sqrt
 from derive.steps import Equation, Ref, Step, Table, vec
 
-from .linear import Ids, affine, bias, constant, weight
+from .linear import Ids, constant, entries, matrix_leaves, vector_leaves
 
 if TYPE_CHECKING:
     from derive.case import Block, Case
@@ -34,18 +35,18 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     attention, mix.
     """
     Vb = block.vectors
-    projections = _split_heads(graph, case, block_no, block, u) if block.heads is None else \
-        _given_heads(graph, case, block_no, block, u)
+    x = Array(graph, u)
+    projections = _split_heads(graph, case, block_no, block, x) if block.heads is None else \
+        _given_heads(graph, case, block_no, block, x)
     heads = []
     for h, (q, k, v, d_h) in enumerate(projections, 1):
         scale = case.d_model if case.conventions.score_scale == "d_model" else d_h
         root = graph.scratch(Sqrt(), (constant(graph, scale, case.conventions.score_scale),), f"sqrt({scale})")
         heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
-    joined = [[o for head in heads for o in head["o"][t]] for t in range(len(u))]
-    W_O = weight(graph, "W_O", block.matrices["W_O"], block_no)
-    b_O = bias(graph, "b_O", Vb.get("b_O"), block_no)
-    out = affine(graph, joined, W_O, b_O, lambda t, c: Meta(
-        "attn", f"attn_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+    joined = Array(graph, [[o for head in heads for o in head["o"][t]] for t in range(len(u))])
+    W_O = matrix_leaves(graph, "W_O", block.matrices["W_O"], block_no)
+    b_O = vector_leaves(graph, "b_O", Vb.get("b_O"), block_no)
+    out = (joined @ W_O + b_O if b_O else joined @ W_O).named(entries("attn", "attn_{t}[{c}]", block=block_no)).ids()
     tokens = case.tokens
     names = [head_name(block, h) for h in range(1, len(heads) + 1)]
     qkv = Step("qkv", "Query, Key, Value",
@@ -85,59 +86,59 @@ def head_name(block: Block, h: int) -> str:
     return f"head {h}" + (f" ({name})" if name else "")
 
 
-def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> list[tuple]:
+def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array) -> list[tuple]:
     """Q, K, V = u W + b with full d_model x d_model matrices, cut into heads of d_k columns."""
     proj = {}
-    for name in ("Q", "K", "V"):
-        W = weight(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
-        b = bias(graph, f"b_{name}", block.vectors.get(f"b_{name}"), block_no)
-        symbol = name.lower()
-        proj[name] = affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
+    for name in "QKV":
+        W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
+        b = vector_leaves(graph, f"b_{name}", block.vectors.get(f"b_{name}"), block_no)
+        s = name.lower()
+        proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, s=s: Meta(
             s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
     cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
-    return [tuple([[row[c] for c in cs] for row in proj[n]] for n in "QKV") + (case.d_k,) for cs in cols]
+    return [tuple(proj[n].cols(cs) for n in "QKV") + (case.d_k,) for cs in cols]
 
 
-def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> list[tuple]:
+def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array) -> list[tuple]:
     """Q, K, V of each head from its own W_Q, W_K, W_V (d_model x d_h) and biases."""
     out = []
     for h, given in enumerate(block.heads, 1):
         proj = []
-        for name in ("Q", "K", "V"):
-            W = weight(graph, f"W_{name}", given[f"W_{name}"], block_no)
-            b = bias(graph, f"b_{name}", given.get(f"b_{name}"), block_no)
-            for leaf in [x for row in W for x in row] + (b or []):
+        for name in "QKV":
+            W = matrix_leaves(graph, f"W_{name}", given[f"W_{name}"], block_no)
+            b = vector_leaves(graph, f"b_{name}", given.get(f"b_{name}"), block_no)
+            for leaf in [x for row in W.ids() + (b.ids() if b else []) for x in row]:
                 graph.nodes[leaf].meta.head = h
-            symbol = name.lower()
-            proj.append(affine(graph, u, W, b, lambda t, c, s=symbol: Meta(
-                s, f"{s}_{t + 1}^({h})[{c + 1}]", block=block_no, head=h, position=t + 1, index=c + 1)))
+            s = name.lower()
+            proj.append((u @ W + b if b else u @ W).named(entries(s, s + "_{t}^(" + str(h) + ")[{c}]",
+                                                                   block=block_no, head=h)))
         out.append((*proj, len(given["W_Q"][0])))
     return out
 
 
-def _head(graph: Graph, case: Case, block_no: int, h: int, q: Ids, k: Ids, v: Ids, root: int) -> dict:
+def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v: Array, root: int) -> dict:
     """Scores, weights and mixed values of head h (1-based) for every row, from the head's
-    own rows q, k, v (T x d_h) and the node ``root`` = sqrt(d_k)."""
+    own rows q, k, v (T x d_h) and the node ``root`` = sqrt(d_k):
+
+        s = q k^T / sqrt(d_k) (masked),  a = e^s / sum_j e^s,  o = a v
+
+    Under the causal mask the scores j > i are never computed and their weights are 0;
+    with ``causal_after_softmax`` the softmax runs over every j and the weights j > i are
+    then set to 0 (a reader's slip)."""
     mask = case.conventions.mask
-    T = len(q)
-    head = {"qk": [], "s": [], "exp_s": [], "a": [], "sum": [], "o": [], "q": q, "k": k, "v": v}
-    for i in range(T):
-        visible = range(i + 1) if mask == "causal" else range(T)  # the softmax runs over these
-        kept = range(T) if mask == "none" else range(i + 1)  # ... and these keep their weight
-        tag = lambda j, i=i: dict(block=block_no, head=h, position=i + 1, index=j + 1)
-        qk = {j: graph.add(Dot(), q[i] + k[j], Meta("qk", f"q_{i + 1}.k_{j + 1}", **tag(j))) for j in visible}
-        s = {j: graph.add(Div(), (qk[j], root), Meta("s", f"s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
-        e = {j: graph.add(Exp(), (s[j],), Meta("exp_s", f"e^s_{{{i + 1},{j + 1}}}", **tag(j))) for j in visible}
-        total = graph.add(Lin([1] * len(e)), list(e.values()),
-                          Meta("sum_exp_s", f"sum_j e^s_{{{i + 1},j}}", block=block_no, head=h, position=i + 1))
-        a = [graph.add(Div(), (e[j], total), Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) if j in kept
-             else graph.leaf(0, Meta("a", f"a_{{{i + 1},{j + 1}}}", **tag(j))) for j in range(T)]
-        o = [graph.add(Dot(), [a[j] for j in kept] + [v[j][c] for j in kept],
-                       Meta("o", f"o_{i + 1}^({h})[{c + 1}]", block=block_no, head=h, position=i + 1, index=c + 1))
-             for c in range(len(v[0]))]
-        for key, value in (("qk", qk), ("s", s), ("exp_s", e), ("a", a), ("sum", total), ("o", o)):
-            head[key].append(value)
-    return head
+    visible = (lambda i, j: j <= i) if mask == "causal" else (lambda i, j: True)  # the softmax runs over these
+    kept = (lambda i, j: True) if mask == "none" else (lambda i, j: j <= i)  # ... and these keep their weight
+    tags = dict(block=block_no, head=h)
+    qk = (q @ k.T).masked(visible).named(entries("qk", "q_{t}.k_{c}", **tags))
+    scores = (qk / Array(graph, [[root]])).named(entries("s", "s_{{{t},{c}}}", **tags))
+    e = scores.exp().named(entries("exp_s", "e^s_{{{t},{c}}}", **tags))
+    total = e.sum().named(lambda t, c: Meta("sum_exp_s", f"sum_j e^s_{{{t + 1},j}}", position=t + 1, **tags))
+    a = (e / total).masked(kept).named(entries("a", "a_{{{t},{c}}}", **tags))
+    o = (a @ v).named(entries("o", "o_{t}^(" + str(h) + ")[{c}]", **tags))
+    zero = entries("a", "a_{{{t},{c}}}", **tags)
+    a = a.filled(lambda t, c: graph.leaf(0, zero(t, c)))
+    return {"qk": qk.ids(), "s": scores.ids(), "exp_s": e.ids(), "a": a.ids(), "sum": total.column(),
+            "o": o.ids(), "q": q.ids(), "k": k.ids(), "v": v.ids()}
 
 
 def _last_row_table(case: Case, block_no: int, name: str, head: dict) -> Table:
@@ -145,7 +146,7 @@ def _last_row_table(case: Case, block_no: int, name: str, head: dict) -> Table:
     i = len(head["q"]) - 1
     rows = []
     for j, tok in enumerate(case.tokens):
-        if j in head["s"][i]:
+        if head["s"][i][j] is not None:
             rows.append([f"`{tok}`", vec(head["k"][j]), Ref("before", head["qk"][i][j]),
                          Ref("before", head["s"][i][j]), Ref("before", head["exp_s"][i][j]),
                          Ref("before", head["a"][i][j])])

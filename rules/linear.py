@@ -30,6 +30,18 @@ def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | No
     return weight(graph, name, [vector], block)[0]
 
 
+def matrix_leaves(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | None = None) -> Array:
+    """A weight matrix as trainable leaves (see :func:`weight`), as an :class:`~derive.array.Array`."""
+    return Array(graph, weight(graph, name, matrix, block))
+
+
+def entries(symbol: str, label: str, **tags):
+    """The metadata maker of a named T x n array: entry (t, c) (0-based) is ``symbol``
+    at position t + 1, index c + 1, labelled ``label.format(t=t + 1, c=c + 1)``
+    (``"g_{t}[{c}]"``), with the other fields ``tags`` (block, head)."""
+    return lambda t, c: Meta(symbol, label.format(t=t + 1, c=c + 1), position=t + 1, index=c + 1, **tags)
+
+
 def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None):
     """An optional bias or gain vector as trainable leaves, a 1 x n :class:`~derive.array.Array`
     (None when the case does not give it)."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from derive import registry
-from derive.graph import Graph, Meta
+from derive.array import Array
+from derive.graph import Graph
 from derive.registry import Convention, Operation, Param, register
 from derive.steps import Step, Table, vec
 
-from .linear import Ids, affine, bias, weight
+from .linear import Ids, entries, matrix_leaves, vector_leaves
 
 if TYPE_CHECKING:
     from derive.case import Block, Case
@@ -24,18 +25,17 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     """Add one block's MLP on the normalised rows ``u2`` (T x d_model); return m (T x d_model)
     and its step (a list of one, like :func:`~derive.rules.attention.attention`)."""
     M, Vb = block.matrices, block.vectors
-    W_1 = weight(graph, "W_1", M["W_1"], block_no)
-    b_1 = bias(graph, "b_1", Vb.get("b_1"), block_no)
-    hidden = affine(graph, u2, W_1, b_1, lambda t, c: Meta(
-        "hidden", f"u'_{t + 1}W_1[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+    W_1, W_2 = (matrix_leaves(graph, name, M[name], block_no) for name in ("W_1", "W_2"))
+    b_1, b_2 = (vector_leaves(graph, name, Vb.get(name), block_no) for name in ("b_1", "b_2"))
     activation = registry.get(case.conventions.activation, "activation")
-    act, name = activation.op, activation.title
-    g = [[graph.add(act, (x,), Meta("g", f"g_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
-          for c, x in enumerate(row)] for t, row in enumerate(hidden)]
-    W_2 = weight(graph, "W_2", M["W_2"], block_no)
-    b_2 = bias(graph, "b_2", Vb.get("b_2"), block_no)
-    m = affine(graph, g, W_2, b_2, lambda t, c: Meta(
-        "m", f"m_{t + 1}[{c + 1}]", block=block_no, position=t + 1, index=c + 1))
+
+    x = Array(graph, u2)
+    hidden = (x @ W_1 + b_1 if b_1 else x @ W_1).named(entries("hidden", "u'_{t}W_1[{c}]", block=block_no))
+    g = hidden.apply(activation.op).named(entries("g", "g_{t}[{c}]", block=block_no))
+    m = (g @ W_2 + b_2 if b_2 else g @ W_2).named(entries("m", "m_{t}[{c}]", block=block_no))
+
+    name = activation.title
+    hidden, g, m = hidden.ids(), g.ids(), m.ids()
     table = Table(["token", "u' W_1" + (" + b_1" if b_1 else ""), name, "m = g W_2" + (" + b_2" if b_2 else "")],
                   [[f"`{tok}`", vec(hidden[t]), vec(g[t]), vec(m[t])] for t, tok in enumerate(case.tokens)],
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))

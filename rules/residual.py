@@ -6,16 +6,15 @@ output back to the unnormalised stream.
 
 from __future__ import annotations
 
-from derive.graph import Graph, Lin, Meta
+from derive.array import Array
+from derive.graph import Graph
 
-from .linear import Ids
+from .linear import Ids, entries
 
 
 def residual(graph: Graph, stream: Ids, update: Ids, symbol: str, block: int) -> Ids:
     """``stream + update`` row by row (T x d); ``symbol`` is h (after attention) or y."""
-    return [[graph.add(Lin([1, 1]), (a, b), Meta(symbol, f"{symbol}_{t + 1}[{c + 1}]", block=block,
-                                                   position=t + 1, index=c + 1))
-             for c, (a, b) in enumerate(zip(ra, rb))] for t, (ra, rb) in enumerate(zip(stream, update))]
+    return (Array(graph, stream) + Array(graph, update)).named(entries(symbol, symbol + "_{t}[{c}]", block=block)).ids()
 
 
 def residual_step(case, block_no: int, block, h: Ids | None, y: Ids | None):

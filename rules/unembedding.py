@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from fractions import Fraction
 
 from derive.registry import Convention, Operation, Param, register
-from derive.graph import Div, Exp, Graph, Greedy, Lin, Log, Meta
+from derive.array import Array
+from derive.graph import Div, Graph, Greedy, Lin, Log, Meta
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, affine, constant, weight
@@ -32,19 +33,18 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     T_temp = case.conventions.temperature
     if T_temp == 0:
         return _greedy(graph, case, f, W_U)
+    piece = lambda t, c: case.pieces[c]  # a logit's index is its token piece
+    logit = lambda symbol, label: lambda t, c: Meta(symbol, label.format(case.pieces[c]), position=last + 1,
+                                                    index=piece(t, c))
+    z = Array(graph, [f[last]]) @ Array(graph, W_U)
+    if T_temp != 1:
+        z = z * (1 / T_temp)
+    z = z.named(logit("z", "z_{}"))
+    e = z.exp().named(logit("exp_z", "e^z_{}"))
+    total = e.sum().named(lambda t, c: Meta("sum_exp_z", "sum_j e^z_j", position=last + 1))
+    p = (e / total).named(logit("p", "p({})"))
+    z, exp_z, p, total = z.ids()[0], e.ids()[0], p.ids()[0], total.column()[0]
     inv_T = 1 / T_temp
-    raw = affine(graph, [f[last]], W_U, None, lambda t, c: Meta(
-        None if inv_T != 1 else "z", f"z_{case.pieces[c]}", position=last + 1, index=case.pieces[c]))[0]
-    if inv_T != 1:
-        z = [graph.add(Lin([inv_T]), (r,), Meta("z", f"z_{case.pieces[c]}", position=last + 1,
-                                               index=case.pieces[c])) for c, r in enumerate(raw)]
-    else:
-        z = raw
-    exp_z = [graph.add(Exp(), (zi,), Meta("exp_z", f"e^z_{case.pieces[c]}", position=last + 1,
-                                         index=case.pieces[c])) for c, zi in enumerate(z)]
-    total = graph.add(Lin([1] * len(exp_z)), exp_z, Meta("sum_exp_z", "sum_j e^z_j", position=last + 1))
-    p = [graph.add(Div(), (e, total), Meta("p", f"p({case.pieces[c]})", position=last + 1,
-                                           index=case.pieces[c])) for c, e in enumerate(exp_z)]
     out = {"z": z, "exp_z": exp_z, "p": p, "sum": total, "L": None}
     table = Table(["token", "z", "e^z", "p"],
                   [[f"`{case.pieces[c]}`", Ref("before", z[c]), Ref("before", exp_z[c]), Ref("before", p[c])]
