@@ -15,7 +15,12 @@ places, ``0.40`` at 2) under the run's rounding mode, and gets one verdict:
   concatenated); a value that fits several conventions names them all, joined by "or";
 - ``wrong``: none of these; the exact value is given and the line becomes the origin of
   the errors that follow from it;
-- ``unreadable``: the line could not be read or names nothing derive knows.
+- ``unreadable``: the line could not be read or names nothing derive knows;
+- ``not checked``: a value in prose, or a definition derive cannot evaluate (the reason
+  is given); it does not fail the check.
+
+A note under a table (a reader's calculation from the printed inputs) is ``explained``
+when its arithmetic and roundings hold (:mod:`derive.notes`), ``wrong`` when one does not.
 
 Free arithmetic lines are judged on their own numbers; when their result is not the
 correct rounding of their own arithmetic but is the printed value of a quantity whose
@@ -30,27 +35,25 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tokenize import TokenError
-
-import sympy
 from flint import arb, ctx, fmpq
-from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
 
-from . import registry
+from . import mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
-from .handfile import NUMBER, Entry, decimal_places, parse
+from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find
+from .notes import check_note
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
+from .tablenames import Claim, cell_claim
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
                for value, phrase in conv.slips.items()}
-STATUSES = ("correct", "explained", "inherited", "convention", "wrong", "unreadable")
+STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
 
@@ -144,13 +147,132 @@ class Checker:
         """
         if entry.error:
             return Verdict(entry.line, entry.source, "unreadable", entry.error, entry.name)
-        if entry.expr is not None:
+        if entry.kind == "note":
+            status, message, name = check_note(self.derivation, entry, self.mode)
+            return Verdict(entry.line, entry.source, status, message, name)
+        if entry.kind == "arithmetic":
             return self.check_arithmetic(entry)
-        refs = self.resolve(entry, last[0])
+        if entry.kind == "cell":
+            claim = cell_claim(self.derivation, entry)
+            if claim.values is not None:
+                return self.judge_computed(entry, claim)
+            refs = claim.refs
+        else:
+            known = self.definition(entry)
+            if known is not None:
+                return known
+            try:
+                refs = self.resolve(entry, last[0])
+            except DeriveError as exc:
+                if entry.kind == "inline":
+                    return Verdict(entry.line, entry.source, "not checked",
+                                   f"a value in prose: {exc.detail}", entry.name)
+                raise
+        if entry.phase != "before":
+            refs = [Ref(entry.phase, r.id) for r in refs]
+        if entry.exact is not None:
+            return self.judge_exact(entry, refs)
         if len(refs) != len(entry.values):
-            raise DeriveError(f"{entry.name} has {len(refs)} component(s) but the line gives {len(entry.values)}")
+            raise DeriveError(f"{entry.name or 'the cell'} has {len(refs)} component(s) but the line gives "
+                              f"{len(entry.values)}")
         last[0] = self.derivation.meta(refs[-1]).position or last[0]
         return self.judge(entry, refs)
+
+    def definition(self, entry: Entry) -> Verdict | None:
+        """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
+        ``d_k = 2``, ``h = 2``) judged against the case; None for any other name."""
+        case = self.derivation.case
+        known = {"eps": case.conventions.layernorm_eps, "eta": case.conventions.learning_rate,
+                 "d_k": case.d_k, "d_model": case.d_model, "h": case.heads}
+        if entry.name not in known or entry.node is None:
+            return None
+        value = Fraction(known[entry.name])
+        if entry.exact is not None:
+            try:
+                written = mathread.evaluate(entry.exact)
+            except ValueError as exc:
+                return Verdict(entry.line, entry.source, "unreadable", f"cannot read the value: {exc}", entry.name)
+            same = is_exact(written) and Fraction(int(written.p), int(written.q)) == value
+            text = mathread.show(entry.exact)
+        elif len(entry.values) == 1:
+            places = decimal_places(entry.values[0])
+            text = entry.values[0]
+            same = _same(text, format_fraction(value, self.fmt(places))) if places is not None else \
+                printed_fraction(text) == value
+        else:
+            return None
+        status = "correct" if same else "wrong"
+        message = f"{entry.name} = {exact_text(value)} in this case" + ("" if same else f", not {text}")
+        return Verdict(entry.line, entry.source, status, message, entry.name, [text], [exact_text(value)])
+
+    def judge_exact(self, entry: Entry, refs: list[Ref]) -> Verdict:
+        """An exact form (``E_{1,1} = -1/2``, ``sigma_1 = sqrt(375010)/1000``) or a definition
+        in terms of other quantities (``m_1[1] = W_2_{1,1} g_1[1] + ...``), compared with the
+        exact value to 30 digits."""
+        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else entry.name
+        if len(refs) != 1:
+            raise DeriveError(f"{entry.name} has {len(refs)} components but the line gives one exact value")
+        meta = self.derivation.meta(refs[0])
+        try:
+            written = mathread.evaluate(entry.exact, lambda node: self.value_of(node, meta.block, meta.head),
+                                        self.derivation.case.conventions.activation)
+        except (ValueError, DeriveError) as exc:
+            detail = exc.detail if isinstance(exc, DeriveError) else str(exc)
+            return Verdict(entry.line, entry.source, "not checked",
+                           f"{label}: the formula is not evaluated ({detail})", label)
+        value = self.derivation.value(refs[0])
+        shown = mathread.show(entry.exact)
+        if _same_value(value, written, 30):
+            return Verdict(entry.line, entry.source, "correct", f"{label}: correct: {shown}", label, [shown])
+        exact = self.printer(3).byhand._digits(value)
+        return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {shown} is {_show(written)}, "
+                       f"the exact value is {exact}", label, [shown], None, [exact])
+
+    def value_of(self, node, block: int | None = None, head: int | None = None):
+        """The exact value of a name in a formula (one scalar quantity, a weight or the
+        derivative of L by one), in ``block`` and ``head`` when it has several."""
+        name = mathread.label(node)
+        try:
+            refs = find(self.derivation, name, block, head)
+        except DeriveError:
+            refs = self.weight(name)
+        if len(refs) != 1:
+            raise DeriveError(f"{name} is not one number")
+        return self.derivation.value(refs[0])
+
+    def weight(self, name: str) -> list[Ref]:
+        """A weight by its label (``E_{1,1}``, ``W_2_{1,1}``), or ``dL/dE_{1,1}``."""
+        phase = "before"
+        if name.startswith("dL/d"):
+            phase, name = "grad", name[4:]
+        key = name.replace("{", "").replace("}", "")
+        graph = self.derivation.graph
+        found = [i for i in graph.param_leaves() if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
+        if not found:
+            raise DeriveError(f"no quantity is called {name!r}")
+        return [Ref(phase, i) for i in found]
+
+    def judge_computed(self, entry: Entry, claim: Claim) -> Verdict:
+        """A cell whose value a formula or a fact gives (``E_i - 1/10 dL/dE_i``, an id)."""
+        if len(claim.values) != len(entry.values):
+            raise DeriveError(f"{claim.label} has {len(claim.values)} component(s) but the cell gives "
+                              f"{len(entry.values)}")
+        expected, exact, wrong = [], [], []
+        for value, text in zip(claim.values, entry.values):
+            places = decimal_places(text) or 0
+            v = fmpq(value.numerator, value.denominator) if isinstance(value, Fraction) else value
+            with ctx.workprec(READER_PREC):
+                rounded = format_value(v, self.fmt(places))
+            expected.append(rounded)
+            exact.append(_show(Fraction(int(v.p), int(v.q)) if is_exact(v) else v))
+            if rounded is None or not _same(text, rounded.replace("\u2212", "-")):
+                wrong.append((text, rounded, exact[-1]))
+        if wrong:
+            message = "; ".join(f"{claim.label}: {t} is wrong: the exact value is {e}, which rounds to {r}"
+                                for t, r, e in wrong)
+            return Verdict(entry.line, entry.source, "wrong", message, claim.label, entry.values, expected, exact)
+        return Verdict(entry.line, entry.source, "correct", f"{claim.label}: correct", claim.label,
+                       entry.values, expected, exact)
 
     # ------------------------------------------------------------------ names
     def resolve(self, entry: Entry, last: int) -> list[Ref]:
@@ -158,9 +280,6 @@ class Checker:
         ``a_5`` is the joined attention output, ``GELU`` the row of g, a bare ``mu`` or
         ``sigma`` the followed row's; a table cell's name comes from its header and row)."""
         name = entry.name.strip()
-        table = re.match(r"^\{row:(.*?)\}(.*)$", name)
-        if table:
-            name = self.table_name(table.group(1), table.group(2))
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
         if re.match(r"^GELU\b", name):
             name = f"g_{last}"
@@ -169,6 +288,11 @@ class Checker:
         try:
             return find(self.derivation, name, entry.block, entry.head)
         except DeriveError as exc:
+            for retry in (lambda: self.weight(name), lambda: find(self.derivation, name, entry.block, None)):
+                try:
+                    return retry()  # a weight; or a name of another head than a table title's
+                except DeriveError:
+                    pass
             case = self.derivation.case
             if entry.head is not None and not 1 <= entry.head <= case.heads:
                 raise DeriveError(f"head {entry.head} does not exist: the case has {case.heads} head(s)",
@@ -180,33 +304,6 @@ class Checker:
                 raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
                                   "the name, as in a_{5,3}^{(1)}") from None
             raise
-
-    def table_name(self, key: str, column: str) -> str:
-        """The name of a Markdown table cell from its row key (a token or a position) and
-        its column header."""
-        case = self.derivation.case
-        piece = key if key in case.pieces else None
-        pos = None
-        if key.isdigit():
-            pos = int(key)
-        elif key in case.tokens:
-            pos = case.tokens.index(key) + 1
-        col = column.replace(" ", "").replace("\\", "")
-        if piece is not None and col in ("z", "e^z", "e^{z}", "p"):
-            return {"z": f"z_{piece}", "p": f"p({piece})"}.get(col, f"e^z_{piece}")
-        if pos is None:
-            raise DeriveError(f"the row {key!r} is not a token of the prompt or a position")
-        T = len(case.ids)
-        if col in ("e^s", "e^{s}"):
-            return f"e^s_{{{T},{pos}}}"
-        match = re.match(r"^(u'|u|f)_(\d+)$", col)
-        if match:
-            return f"{match.group(1)}_{pos}[{match.group(2)}]"
-        col = col.replace("·", ".")
-        if re.search(r"(?<=[_,.{])j\b", col):
-            return re.sub(r"(?<=[_,.{])j\b", str(pos), col)
-        base = re.sub(r"_[ti]$", "", col)
-        return f"{base.lower() if len(base) == 1 else base}_{pos}"
 
     # ------------------------------------------------------------------ judging
     def judge(self, entry: Entry, refs: list[Ref]) -> Verdict:
@@ -342,19 +439,15 @@ class Checker:
         if text is None:
             return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
         try:
-            expr = _parse_arithmetic(entry.expr)
-            value = _evaluate(expr)
-        except TokenError:
-            return Verdict(entry.line, entry.source, "unreadable",
-                           f"cannot read the arithmetic {entry.expr!r}: a bracket is not closed")
-        except (SyntaxError, TypeError, ValueError, ArithmeticError, sympy.SympifyError) as exc:
+            value = _evaluate(entry.node)
+        except (ValueError, ArithmeticError) as exc:
             return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
         places = decimal_places(text)
         fmt = self.fmt(places)
         expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
         shown = _show(value)
         # a by-hand form takes its inputs from a page printed at the result's places
-        given = max((decimal_places(n) or 0 for n in NUMBER.findall(entry.expr)), default=0)
+        given = max((decimal_places(n.text) or 0 for n in mathread.numbers(entry.node)), default=0)
         quantities = self.by_hand_of(value, places) if given <= places else []
         if expected is not None and _same(text, expected):
             message = f"correct: {entry.expr} = {shown}"
@@ -464,59 +557,17 @@ def _forward_with(graph, values: list[Value], overrides: dict[int, Value], targe
     return new.get(target, values[target])
 
 
-def _parse_arithmetic(text: str) -> sympy.Expr:
-    """SymPy form of a reader's arithmetic: ``e^{x}``, ``exp``, ``sqrt``, ``ln``, ``·``,
-    ``×``, ``^``, the Unicode minus; decimals become exact rationals."""
-    text = text.replace("\u2212", "-").replace("·", "*").replace("×", "*")
-    text = re.sub(r"e\^\{([^}]*)\}", r"exp(\1)", text)
-    text = re.sub(r"e\^\(([^)]*)\)", r"exp(\1)", text)
-    text = re.sub(r"e\^([-\d.]+)", r"exp(\1)", text)
-    text = text.replace("^", "**").replace("{", "(").replace("}", ")").replace("ln", "log")
-    return parse_expr(text, transformations=standard_transformations + (rationalize,),
-                      local_dict={"exp": sympy.exp, "sqrt": sympy.sqrt, "log": sympy.log,
-                                  "tanh": sympy.tanh, "erf": sympy.erf, "pi": sympy.pi})
-
-
-def _evaluate(expr: sympy.Expr):
-    """An exact Fraction when the expression is rational, else a certified ball.
+def _evaluate(node):
+    """An exact Fraction when the arithmetic is rational, else a certified ball.
 
     Raises:
-        ValueError: when the value is undefined (a division by zero) or not real."""
-    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        ValueError: when the value is undefined (a division by zero), not real, or too large."""
+    value = mathread.evaluate(node)
+    if is_exact(value):
+        return Fraction(int(value.p), int(value.q))
+    if not value.is_finite():
         raise ValueError("it is undefined (a division by zero?)")
-    if expr.is_real is False:
-        raise ValueError("it is not a real number")
-    if expr.is_Rational:
-        return Fraction(int(expr.p), int(expr.q))
-    with ctx.workprec(READER_PREC):
-        return _to_arb(expr)
-
-
-def _to_arb(expr: sympy.Expr) -> arb:
-    if expr.is_Rational:
-        return arb(fmpq(int(expr.p), int(expr.q)))
-    if expr is sympy.pi:
-        return arb.pi()
-    args = [_to_arb(a) for a in expr.args]
-    if expr.is_Add:
-        return sum(args[1:], args[0])
-    if expr.is_Mul:
-        out = args[0]
-        for a in args[1:]:
-            out = out * a
-        return out
-    if expr.is_Pow:
-        base, exponent = expr.args
-        if exponent == sympy.Rational(1, 2):
-            return args[0].sqrt()
-        if exponent.is_Integer:
-            return args[0] ** int(exponent)
-        return (args[1] * args[0].log()).exp()
-    functions = {sympy.exp: arb.exp, sympy.log: arb.log, sympy.tanh: arb.tanh, sympy.erf: arb.erf,
-                 sympy.sin: arb.sin, sympy.cos: arb.cos}
-    if expr.func in functions:
-        return functions[expr.func](args[0])
-    raise ValueError(f"derive cannot evaluate {expr}")
+    return value
 
 
 def _show(value) -> str:

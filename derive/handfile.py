@@ -1,20 +1,28 @@
-"""Reading a hand computation: the lines ``derive check`` accepts.
+"""Reading a hand computation, or a chapter derive wrote: the lines ``derive check`` accepts.
 
-A hand-computation file mixes, one per line:
+A file mixes, one per line or block:
 
 - named lines in the chapter's notation: ``u_5 = [-0.577, -0.577, -0.577, 1.732]``,
-  ``p(␣roof) = 0.395``, ``L = -ln 0.395 = 0.928`` (the last ``=`` gives the value);
+  ``p(␣roof) = 0.395``, ``L = -ln 0.395 = 0.928`` (the last side gives the value), in plain
+  text, Unicode or LaTeX (``\\mu'_{5} = -0.092``);
 - free arithmetic: ``1.732*-0.816 + -0.577*1.633 = -2.357``, ``e^{2.400} = 11.023``;
-- a Markdown table copied from a chapter: the first column names the row (a token such as
-  `` `␣cat` `` or a position), each other header names the quantity (``z``, ``e^z``, ``p``,
-  ``s_{5,j}``, ``a_{5,j}``, ``q_5 · k_j``, ``u_1``, ``mu``, ``sigma``, ``Q``, ``x_t``);
-- LaTeX ``aligned`` lines, as in the seed 000's step 8 (``h_5 &= x_5 + a_5 = [...] \\``),
-  and display lines such as its step 4 (``\\[\\mu = 0.000,\\quad \\sigma = 0.866,\\quad u_5 = ...\\]``);
+- tables: Markdown pipe tables and LaTeX ``tabular`` rows (``&`` and ``\\\\``; booktabs
+  rules, ``\\multicolumn``, footnote marks): the key columns (``token``, ``id``, ``row``,
+  ``j``) name the row, each other header names the quantity (``z``, ``e^z``, ``p``,
+  ``s_{5,j}``, ``q_5 · k_j``, ``u_1``, ``mu``, ``sigma``, ``Q head 1``, ``x_t``,
+  ``∂L/∂E_i``); the table's title (``Head 1, row 5``, ``LayerNorm before the MLP, block 1``)
+  is kept with it;
+- displays: ``$$...$$`` and ``\\[...\\]``, with ``aligned`` rows (several ``name &= value``
+  pairs may share a row) and ``\\quad``-separated equations;
+- notes under tables (``<sup>a</sup> ...``, ``\\textsuperscript{a}\\,...``): a reader's
+  calculation from the printed inputs;
+- prose with inline math (``$\\varepsilon = 1\\mathrm{e}{-05}$``): a value given in an
+  inline formula is a claim, the rest is prose and is skipped;
 - context lines that choose the head or block of what follows: ``Head 1``, ``# head 2``,
-  ``block 2`` (or write the head in the name: ``a_{5,3}^{(1)}``).
+  ``block 2`` (or write the head in the name: ``a_{5,3}^{(1)}``); a heading starts afresh.
 
-:func:`parse` turns the text into :class:`Entry` objects (a name or an arithmetic
-expression, and the written values), or a message for a line it cannot read.
+The math in every form is read by :mod:`derive.mathread` (one grammar); this module only
+finds where the formulas, cells and notes are. :func:`parse` gives :class:`Entry` objects.
 """
 
 from __future__ import annotations
@@ -23,16 +31,45 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from . import mathread
+from .errors import DeriveError
+from .mathread import Chain, Neg, Num, Vec
+
 MINUS = "\u2212"
 
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)\b", re.IGNORECASE)
-LATEX_WORDS = [(r"\mathrm", ""), (r"\text", ""), (r"\operatorname", ""), (r"\left", ""), (r"\right", ""),
-               (r"\sigma", "sigma"), (r"\mu", "mu"), (r"\cdot", "·"), (r"\times", "·"), (r"\,", ""),
-               (r"\;", ""), (r"\ ", " "), (r"\quad", " "), ("$", ""), (r"\(", ""), (r"\)", ""),
-               (r"\[", ""), (r"\]", ""),
-               ("&", ""), (r"\to", "=")]
+TITLE_CONTEXT = re.compile(r"\b(head|block|row)\s+(\d+)\b", re.IGNORECASE)
+KEY_WORDS = {"token", "id", "row", "j", "i", "t", "position", "pos", "i\\backslashj", "i\\j", "i/j"}
+# text-mode LaTeX in notes and cells, as plain text
+TEXT_MODE = [("\\textperiodcentered\\allowbreak{}", "\u00b7"), ("\\textperiodcentered{}", "\u00b7"),
+             ("\\textperiodcentered", "\u00b7"), ("\\allowbreak{}", ""), ("\\ldots{}", "\u2026"),
+             ("\\ldots", "\u2026"), ("\\textasciicircum{}", "^"), ("\\textvisiblespace{}", "\u2423"),
+             ("\\textless{}", "<"), ("\\textgreater{}", ">"), ("\\textbackslash{}", "\\"),
+             ("\\_", "_"), ("\\{", "{"), ("\\}", "}"), ("\\&", "&"), ("\\%", "%"), ("\\#", "#"),
+             ("\\par", ""), ("\\,", " "), ("~", " ")]
+
+
+@dataclass
+class Table:
+    """A table of a file: its title (the bold line above it, ``""`` when none), its header
+    cells, its data rows (cells as text, marks removed) and how many leading columns are
+    keys (token, id, row) rather than quantities."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    keys: int
+
+
+@dataclass
+class Cell:
+    """Where a table entry stands: ``table``, its data row (0-based) and column (0-based)."""
+
+    table: Table
+    row: int
+    column: int
 
 
 @dataclass
@@ -42,10 +79,17 @@ class Entry:
     Attributes:
         line: 1-based line number in the file; source: that line's text.
         name: the quantity's name (None for free arithmetic); expr: the arithmetic's
-            left-hand side (None for a named value).
-        values: the written values (several for a vector), as written.
+            left-hand side as written (None for a named value).
+        values: the written values (several for a vector), as written (ASCII minus).
         head, block: the context in force (None when not given).
         error: a message when the line could not be read (nothing else is set).
+        node: the parsed name or arithmetic (:mod:`derive.mathread`).
+        exact: the written exact value (an expression without names), for ``name = -1/2``.
+        cell: the table cell, for a table entry.
+        kind: ``value`` (a named value), ``arithmetic``, ``cell``, ``note``, or ``inline``
+            (a value in an inline formula of prose: an unknown name there is prose).
+        phase: ``after`` for a quantity of the pass after the SGD step (``L after``).
+        note: the text of a note (plain), for ``kind == "note"``.
     """
 
     line: int
@@ -56,12 +100,17 @@ class Entry:
     head: int | None = None
     block: int | None = None
     error: str | None = None
+    node: object = None
+    exact: object = None
+    cell: Cell | None = None
+    kind: str = "value"
+    phase: str = "before"
+    note: str | None = None
 
 
 def clean_latex(text: str) -> str:
-    """Plain text from the chapter's LaTeX: ``\\mathrm{LN}`` -> ``LN``, ``\\sigma`` -> ``sigma``."""
-    text = re.sub(r"\\(?:mathrm|text|operatorname|mathit|mathbf)\{([^{}]*)\}", r"\1", text)
-    for latex, plain in LATEX_WORDS:
+    """Plain text from text-mode LaTeX (``s\\_\\{5,2\\}`` -> ``s_{5,2}``, ``\\ldots{}`` -> ``…``)."""
+    for latex, plain in TEXT_MODE:
         text = text.replace(latex, plain)
     return text
 
@@ -85,75 +134,402 @@ def split_values(text: str) -> list[str] | None:
 def decimal_places(number: str) -> int | None:
     """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3), or None
     when it has no digits after the point (``1``, ``11e0``, ``1.5e2``)."""
-    mantissa, _, exponent = number.lower().partition("e")
+    mantissa, _, exponent = number.rstrip("\u2026").lower().partition("e")
     if "." not in mantissa:
         return None
     places = len(mantissa.split(".", 1)[1]) - int(exponent or 0)
     return places if places >= 0 else None
 
 
+def value_texts(node) -> list[str] | None:
+    """The written numbers of a value side (a number or a vector of numbers; footnote
+    marks dropped, cut digits kept with their ``…``), or None when it is not a value."""
+    items = node.items if isinstance(node, Vec) else (node,)
+    out = []
+    for item in items:
+        negative = isinstance(item, Neg)
+        if negative:
+            item = item.a
+        if not isinstance(item, Num):
+            return None
+        out.append(("-" if negative else "") + item.text + ("\u2026" if item.cut else ""))
+    return out or None
+
+
 def parse(text: str) -> list[Entry]:
-    """All entries of a hand-computation file, in order (see the module docstring)."""
-    entries: list[Entry] = []
-    context = {"head": None, "block": None}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    """All entries of a file, in order (see the module docstring)."""
+    return _Reader(text.lstrip("\ufeff").splitlines()).read()
+
+
+class _Reader:
+    """One pass over a file's lines, keeping the context (head, block, table title)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.context: dict = {"head": None, "block": None}
+        self.title = ""
+        self.entries: list[Entry] = []
+
+    @property
+    def here(self) -> dict:
+        """The head and block in force: a table title's (``Head 1, row 5``) until the next
+        title or heading, else the file's context lines'."""
+        found = {m.group(1).lower(): int(m.group(2)) for m in TITLE_CONTEXT.finditer(self.title)}
+        return {key: found.get(key, self.context[key]) for key in ("head", "block")}
+
+    def read(self) -> list[Entry]:
+        i = 0
+        while i < len(self.lines):
+            i = self.step(i)
+        return self.entries
+
+    def step(self, i: int) -> int:
+        """Read what starts at line ``i``; the index of the next line to read."""
+        line = self.lines[i]
         stripped = line.strip()
+        if not stripped or stripped.startswith("%"):
+            return i + 1
         if stripped.startswith("|"):
-            j = i
-            while j < len(lines) and lines[j].strip().startswith("|"):
-                j += 1
-            entries += _table(lines[i:j], i + 1, context)
-            i = j
-            continue
-        if r"\begin{aligned}" in line:
-            j = i
-            while j < len(lines) and r"\end{aligned}" not in lines[j]:
-                j += 1
-            block = " ".join(lines[i:j + 1])
-            body = block.split(r"\begin{aligned}", 1)[1].split(r"\end{aligned}", 1)[0]
-            for part in body.split(r"\\"):
-                if part.strip():
-                    entries.append(_equation(clean_latex(part), i + 1, part.strip(), context))
-            i = j + 1
-            continue
+            j = self._until(i, lambda s: s.startswith("|"))
+            self.table([self.lines[k] for k in range(i, j)], i + 1, _markdown_row)
+            return j
+        if stripped.startswith("\\begin{tabular}"):
+            j = self._through(i, "\\end{tabular}")
+            self.latex_table(i, j)
+            return j
+        if stripped.startswith(("<sup>", "\\textsuperscript{")):
+            self.note(stripped, i + 1)
+            return i + 1
+        for opening, closing in (("$$", "$$"), ("\\[", "\\]")):
+            if stripped.startswith(opening):
+                return self.display(i, opening, closing)
+        if stripped.startswith("\\begin{aligned}") or stripped.startswith("\\begin{align"):
+            return self.display(i, "", "\\end{align")
+        if stripped.startswith("**") and stripped.endswith("**") or stripped.startswith("\\textbf{"):
+            self.title = _title(stripped)
+            self.inline(self.title, i + 1, stripped)
+            return i + 1
         match = CONTEXT.match(stripped)
         if match:
-            context[match.group(1).lower()] = int(match.group(2))
-        elif stripped and not stripped.startswith("#") and "=" in stripped:
-            for part in clean_latex(stripped).split(",  ") if r"\quad" in stripped else [clean_latex(stripped)]:
-                entries.append(_equation(part, i + 1, stripped, context))
+            self.context[match.group(1).lower()] = int(match.group(2))
+            self.title = ""
+            return i + 1
+        if stripped.startswith("#") or stripped.startswith(("\\section", "\\subsection", "\\chapter")):
+            self.context = {"head": None, "block": None}
+            self.title = ""
+            return i + 1
+        if "$" in stripped or "\\(" in stripped:
+            self.inline(stripped, i + 1, stripped)
+            return i + 1
+        if stripped.startswith("\\"):
+            return i + 1  # the document's structure: \begin{center}, \usepackage, ...
+        if "=" in stripped:
+            for part in _split_quads(stripped):
+                self.entries.append(_equation(part, i + 1, stripped, self.context))
+        return i + 1
+
+    def _until(self, i: int, keep) -> int:
+        j = i
+        while j < len(self.lines) and keep(self.lines[j].strip()):
+            j += 1
+        return j
+
+    def _through(self, i: int, closing: str) -> int:
+        j = i
+        while j < len(self.lines) and closing not in self.lines[j]:
+            j += 1
+        return min(j + 1, len(self.lines))
+
+    # ------------------------------------------------------------------ displays
+    def display(self, i: int, opening: str, closing: str) -> int:
+        """A display: one or more equations, or aligned rows of ``name &= value`` pairs."""
+        first = self.lines[i].strip()[len(opening):]
+        j, body = i, []
+        rest = first
+        while True:
+            if closing in rest:
+                body.append((j, rest.split(closing, 1)[0]))
+                break
+            body.append((j, rest))
+            j += 1
+            if j >= len(self.lines):
+                break
+            rest = self.lines[j]
+        rows: list[tuple[int, str]] = []
+        for number, text in body:
+            text = re.sub(r"\\(begin|end)\{(aligned|align\*?|gathered|split)\}", " ", text)
+            rows += [(number, part) for part in text.split("\\\\")]
+        for number, row in rows:
+            for equation in _pairs(row):
+                for part in _split_quads(equation):
+                    if part.strip():
+                        self.entries.append(_equation(part, number + 1, self.lines[number].strip(), self.here,
+                                                      exact=True))
+        return j + 1
+
+    # ------------------------------------------------------------------ inline math
+    def inline(self, text: str, line: int, source: str) -> None:
+        """The values claimed in the inline formulas of a line of prose."""
+        for formula in _inline_formulas(text):
+            try:
+                chain = mathread.read(formula)
+            except DeriveError:
+                continue
+            if len(chain.exprs) < 2 or not mathread.is_name(chain.exprs[0]):
+                continue
+            last = chain.exprs[-1]
+            if value_texts(last) is None and (mathread.names(last) or not mathread.numbers(last)):
+                continue  # a formula (s_{i,j} = q_i . k_j / sqrt(2)), not a value
+            entry = _from_chain(chain, formula, line, source, self.here, exact=True)
+            entry.kind = "inline"
+            self.entries.append(entry)
+
+    # ------------------------------------------------------------------ notes
+    def note(self, text: str, line: int) -> None:
+        """A note under a table: a reader's calculation from the printed inputs."""
+        body = re.sub(r"^(<sup>[^<]*</sup>|\\textsuperscript\{[^{}]*\})\s*(\\,)?", "", text)
+        body = _markdown_text(clean_latex(body)).strip()
+        self.entries.append(Entry(line, text, kind="note", note=body, head=self.here["head"],
+                                  block=self.here["block"]))
+
+    # ------------------------------------------------------------------ tables
+    def latex_table(self, i: int, j: int) -> None:
+        """A LaTeX tabular: rows end with ``\\\\``, cells split at ``&``; rules are skipped."""
+        rows, text, first = [], "", None
+        for k in range(i + 1, j):
+            stripped = self.lines[k].strip()
+            if stripped.startswith("\\end{tabular}"):
+                break
+            stripped = re.sub(r"\\(toprule|midrule|bottomrule|hline|cmidrule(\([lr]*\))?(\{[^}]*\})?)", "", stripped)
+            if not stripped:
+                continue
+            first = k if first is None else first
+            text += " " + stripped
+            if text.rstrip().endswith("\\\\"):
+                rows.append((first, text.rstrip()[:-2]))
+                text, first = "", None
+        self.table([r for _, r in rows], None, _latex_row, [n + 1 for n, _ in rows])
+
+    def table(self, rows: list[str], first_line: int | None, split, numbers: list[int] | None = None) -> None:
+        """One entry per value cell of a table (Markdown or LaTeX rows)."""
+        cells = [split(r) for r in rows]
+        numbers = numbers or [first_line + k for k in range(len(rows))]
+        data = [(n, r, c) for n, r, c in zip(numbers, rows, cells)][1:]
+        data = [(n, r, c) for n, r, c in data if not all(set(x) <= set("-: ") for x in c)]
+        if not cells:
+            return
+        header = cells[0]
+        keys = 0
+        while keys < len(header) - 1 and _key(header[keys]):
+            keys += 1
+        table = Table(self.title, header, [c for _, _, c in data], max(keys, 1))
+        for r, (number, row, row_cells) in enumerate(data):
+            for c in range(table.keys, min(len(header), len(row_cells))):
+                cell = row_cells[c]
+                if not cell or not any(ch.isdigit() for ch in cell):
+                    continue
+                entry = Entry(number, row.strip(), head=self.here["head"], block=self.here["block"],
+                              cell=Cell(table, r, c), kind="cell")
+                try:
+                    values = value_texts(mathread.read(cell).exprs[-1])
+                except DeriveError:
+                    values = None
+                if values is None:
+                    entry.error = f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
+                else:
+                    entry.values = values
+                self.entries.append(entry)
+
+
+def _key(header: str) -> bool:
+    """A key column (``token``, ``id``, ``row``, ``$j$``, ``$i \\backslash j$``), by its header."""
+    word = header.replace("$", "").replace(" ", "").replace("\\(", "").replace("\\)", "").strip("{}")
+    return word.lower() in KEY_WORDS or word == ""
+
+
+def _markdown_row(row: str) -> list[str]:
+    return [_cell_text(c) for c in row.strip().strip("|").split("|")]
+
+
+def _latex_row(row: str) -> list[str]:
+    out = []
+    for cell in _split_top(row, "&"):
+        cell = cell.strip()
+        multi = re.match(r"^\\multicolumn\{(\d+)\}\{[^}]*\}\{(.*)\}$", cell)
+        if multi:
+            out += [_cell_text(multi.group(2))] + [""] * (int(multi.group(1)) - 1)
+        else:
+            out.append(_cell_text(cell))
+    return out
+
+
+def _cell_text(cell: str) -> str:
+    """A cell without its markup: footnote marks, ``$``, ``\\num{}``, wrapping braces."""
+    text = re.sub(r"<sup>[^<]*</sup>|\{?\\textsuperscript\{[^{}]*\}\}?", "", cell).strip()
+    text = re.sub(r"\\num\{([^{}]*)\}", r"\1", text)
+    while text.startswith("{") and text.endswith("}") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text.replace("$", "").replace("\\(", "").replace("\\)", "").strip()
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside braces and brackets (``\\&`` is not a separator)."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif text.startswith(sep, i) and depth == 0:
+            out.append(text[start:i])
+            start = i + len(sep)
+            i += len(sep)
+            continue
         i += 1
-    return entries
+    out.append(text[start:])
+    return out
 
 
-def _equation(text: str, line: int, source: str, context: dict) -> Entry:
-    """``name = ... = value`` or ``expression = value``."""
+def _pairs(row: str) -> list[str]:
+    """The equations of one aligned row: ``A &= B & C &= D`` is ``A = B`` and ``C = D``."""
+    parts = _split_top(row, "&")
+    out: list[str] = []
+    for part in parts:
+        starts_relation = part.lstrip().startswith(("=", "\\to", "\\approx", "\u2248"))
+        if out and (starts_relation or not _has_relation(out[-1])):
+            out[-1] += " " + part
+        else:
+            out.append(part)
+    return out
+
+
+def _has_relation(text: str) -> bool:
+    return any(r in text for r in ("=", "\\to", "\\approx", "\u2248"))
+
+
+def _split_quads(text: str) -> list[str]:
+    """Equations separated by ``\\quad`` (``\\mu = 0.000,\\quad \\sigma = 0.866``)."""
+    parts = re.split(r",?\s*\\q?quad\b", text)
+    return [p.strip().rstrip(",") for p in parts if p.strip()]
+
+
+def _inline_formulas(text: str) -> list[str]:
+    """The inline formulas of a line of prose: ``$...$`` and ``\\(...\\)``."""
+    text = text.replace("$$", "")
+    out = re.findall(r"\\\((.*?)\\\)", text)
+    parts = re.sub(r"\\\(.*?\\\)", " ", text).split("$")
+    out += [p for k, p in enumerate(parts) if k % 2 and k < len(parts) - 1]
+    return out
+
+
+def _title(text: str) -> str:
+    """The text of a table title line (``**...**`` or ``\\textbf{...}\\par\\smallskip``)."""
+    if text.startswith("**"):
+        return text.strip("*").strip()
+    body = text[len("\\textbf{"):]
+    depth, end = 1, len(body)
+    for k, ch in enumerate(body):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth == 0:
+            end = k
+            break
+    return body[:end]
+
+
+def _markdown_text(text: str) -> str:
+    """Markdown's backslash escapes removed (``u\\_1\\[1\\]`` -> ``u_1[1]``)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def _equation(text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
+    """``name = ... = value`` or ``expression = value``; with ``exact`` (a display), also
+    ``name = exact form`` and ``name = formula over other names``."""
+    try:
+        chain = mathread.read(text.strip().rstrip(".,;"))
+    except DeriveError:
+        return _unread(text, line, source, context)
+    if len(chain.exprs) < 2:
+        return _unread(text, line, source, context)
+    return _from_chain(chain, text, line, source, context, exact)
+
+
+def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
+    """The entry of a read formula; with ``exact``, a number without places (``1e-05``,
+    ``2``) is an exact value, else it is refused (its rounding is unknown)."""
+    entry = Entry(line, source, head=context["head"], block=context["block"])
+    last = chain.exprs[-1]
+    values = value_texts(last)
+    written = text.rsplit("=", 1)[-1].strip()
+    if values is None:
+        if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
+            entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...
+        elif mathread.names(last) or not mathread.numbers(last):
+            entry.error = f"cannot read the value {written!r}: expected a number such as 0.395 or a vector [a, b]"
+            return entry
+        else:
+            entry.exact = last  # an exact form: - \frac{1}{2}, \frac{\sqrt{375010}}{1000}
+    else:
+        undotted = [v for v in values if decimal_places(v) is None]
+        if undotted and exact:
+            entry.exact, values = last, []
+        elif undotted:
+            entry.error = (f"the number {undotted[0]} has no digits after the point, so its rounding is unknown: "
+                           f"write it with its places (e.g. {_with_places(undotted[0])})")
+            return entry
+        entry.values = values
+    head = chain.exprs[0]
+    head, entry.phase = _phase(head)
+    entry.node = head
+    if mathread.is_name(head):
+        entry.name = mathread.label(head)
+    elif not mathread.names(head) and entry.exact is None:
+        entry.expr = _left_side(text)
+        entry.kind = "arithmetic"
+    else:
+        entry.error = f"cannot read {_left_side(text)!r} as a name or as arithmetic"
+    return entry
+
+
+def _phase(node):
+    """``L after`` (``L\\ \\text{after}``) names L of the pass after the SGD step."""
+    if isinstance(node, mathread.Bin) and node.op == "jux" and isinstance(node.b, mathread.Sym) and \
+            node.b.base in ("before", "after") and mathread.is_name(node.a):
+        return node.a, node.b.base
+    return node, "before"
+
+
+def _left_side(text: str) -> str:
+    return text.split("=", 1)[0].strip()
+
+
+def _unread(text: str, line: int, source: str, context: dict) -> Entry:
+    """The message for a line the grammar cannot read: which part is not a name, an
+    arithmetic or a value."""
     parts = [p.strip() for p in text.strip().rstrip(".,;").split("=")]
     entry = Entry(line, source, head=context["head"], block=context["block"])
     if len(parts) < 2 or not parts[-1]:
         entry.error = "expected `name = value` or `arithmetic = value`"
-        return entry
-    values = split_values(parts[-1])
-    if values is None:
-        entry.error = f"cannot read the value {parts[-1]!r}: expected a number such as 0.395 or a vector [a, b]"
-        return entry
-    undotted = [v for v in values if decimal_places(v) is None]
-    if undotted:
-        entry.error = (f"the number {undotted[0]} has no digits after the point, so its rounding is unknown: "
-                       f"write it with its places (e.g. {_with_places(undotted[0])})")
-        return entry
-    entry.values = values
-    head = parts[0]
-    if not head:
+    elif not parts[0]:
         entry.error = "nothing before the `=`: expected `name = value` or `arithmetic = value`"
-        return entry
-    if is_arithmetic(head):
-        entry.expr = head
+    elif split_values(parts[-1]) is None:
+        entry.error = f"cannot read the value {parts[-1]!r}: expected a number such as 0.395 or a vector [a, b]"
+    elif parts[0].count("(") != parts[0].count(")") or parts[0].count("{") != parts[0].count("}"):
+        entry.error = f"cannot read the arithmetic {parts[0]!r}: a bracket is not closed"
     else:
-        entry.name = head
+        entry.error = f"cannot read {parts[0]!r} as a name or as arithmetic"
     return entry
 
 
@@ -163,33 +539,3 @@ def _with_places(number: str) -> str:
         return f"{Decimal(number.replace(MINUS, '-')):.3f}"
     except InvalidOperation:
         return number + ".000"
-
-
-def is_arithmetic(text: str) -> bool:
-    """True for free arithmetic (numbers, operators and functions such as e^, exp, sqrt,
-    ln, tanh, erf), False for a name (``e^s_{5,3}``, ``z_roof``)."""
-    rest = re.sub(r"\b(exp|sqrt|ln|log|tanh|erf|sin|cos|pi)\b|e\^", "", text)
-    return any(ch.isdigit() for ch in text) and not any(ch.isalpha() for ch in rest)
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
-def _table(rows: list[str], first_line: int, context: dict) -> list[Entry]:
-    """A Markdown table: one entry per (row, column) cell, named from the header."""
-    header = [clean_latex(c).replace("`", "").strip() for c in _cells(rows[0])]
-    entries = []
-    for offset, row in enumerate(rows[1:], 1):
-        cells = _cells(row)
-        if all(set(c) <= set("-: ") for c in cells):
-            continue  # the separator row
-        key = cells[0].replace("`", "").strip()
-        for column, cell in zip(header[1:], cells[1:]):
-            values = split_values(cell)
-            if values is None or not column:
-                continue
-            name = column.split("=", 1)[0].strip()
-            entries.append(_equation(f"{{row:{key}}}{name} = {cell}", first_line + offset,
-                                     rows[offset].strip(), context))
-    return entries

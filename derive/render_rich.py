@@ -73,7 +73,7 @@ def _exact_lines(derivation: Derivation, refs) -> Text:
 
 
 STATUS_STYLES = {"correct": "green", "explained": "cyan", "inherited": "yellow", "convention": "magenta",
-                 "wrong": "bold red", "unreadable": "red"}
+                 "wrong": "bold red", "unreadable": "red", "not checked": "dim"}
 
 
 def render_verdicts(verdicts, file: str) -> Group:

@@ -1,0 +1,815 @@
+"""Reading math as people and derive write it: one Lark grammar for plain text
+(``1.732*-0.816``, ``e^{2.400}``, ``-ln(0.395)``, ``dL/dE_i``), Unicode (``μ₅``, ``√0.75``,
+``1.732·(−0.816)``, ``≈``) and LaTeX (``\\frac``, ``\\sqrt``, ``\\ln``, ``\\cdot``, ``\\mu'_{5}``,
+``\\partial L / \\partial E_{i}``, ``p(\\texttt{\\textvisiblespace{}roof})``, ``0.964^{\\mathrm{a}}``).
+
+:func:`read` turns a formula into a :class:`Chain` of expressions joined by relations
+(``=``, ``≈``, ``rounds to``); the expressions are small frozen data classes:
+
+- :class:`Num`: a written number, kept as written (its places matter), with a trailing
+  ``…`` (cut digits) or a footnote mark (``0.964^{a}``);
+- :class:`Sym`: a name: a base (``u``, ``mu``, ``attn``, ``GELU``), primes, and its
+  scripts in the order written (``_5``, ``^{(1)}``, ``[1]``, ``^{f}``, ``_\\texttt{␣roof}``);
+- :class:`Piece`: a vocabulary piece (``␣roof``);
+- :class:`Call`, :class:`Bin`, :class:`Neg`, :class:`Vec`, :class:`Deriv`, :class:`Frac`.
+
+:func:`label` writes a name in the plain notation :func:`derive.names.find` reads
+(``mu'_5``, ``sigma^f_5``, ``o_3^(1)[1]``, ``e^s_{5,3}``, ``p(␣roof)``, ``q_5.k_1``).
+:func:`evaluate` computes an expression exactly (an ``fmpq``) where it is rational and
+as a certified ``arb`` ball otherwise, names resolved by a callback.
+
+Grammar: Lark's LALR parser (https://lark-parser.readthedocs.io); shift/reduce conflicts
+resolve as shift, so ``x_1[1]`` reads ``[1]`` as the index of ``x_1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from flint import arb, ctx, fmpq
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError
+
+from .errors import DeriveError
+from .graph import GeluErf, GeluTanh
+
+PREC = 256  # bits for a transcendental step of a reader's arithmetic
+MAX_EXPONENT = 4096  # |exponent| allowed in a power or e^x before the value is called too large
+MAX_LENGTH = 20_000  # characters of one formula
+GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "iota", "kappa",
+         "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega",
+         "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega")
+UNICODE_GREEK = {"μ": "mu", "σ": "sigma", "η": "eta", "ε": "eps", "θ": "theta", "π": "pi", "α": "alpha",
+                 "β": "beta", "γ": "gamma", "δ": "delta", "λ": "lambda", "τ": "tau"}
+FUNCTIONS = {"exp", "ln", "log", "sqrt", "tanh", "erf", "sin", "cos", "GELU_tanh", "GELU_erf"}
+SPACE = "\u2423"
+
+GRAMMAR = r"""
+?start: chain
+chain: expr (REL expr)*
+
+?expr: sum
+?sum: term
+    | sum PLUS term        -> add
+    | sum MINUS term       -> sub
+?term: product
+    | MINUS term           -> neg
+    | PLUS term            -> pos
+?product: bare
+    | product TIMES factor -> mul
+    | product SLASH factor -> div
+    | product DOT factor   -> dot
+    | product bare_nv      -> jux
+?factor: bare
+    | MINUS factor         -> neg
+    | PLUS factor          -> pos
+?bare: bare_nv
+    | vector script*       -> postfix
+?bare_nv: atom script*     -> postfix
+    | FUNC fscript* bare_nv -> func
+    | SQRT bare_nv         -> sqrt
+    | FRAC brace brace     -> frac
+    | PARTIAL bare_nv SLASH PARTIAL bare_nv -> partial
+?atom: NUMBER              -> number
+    | WORD                 -> word
+    | GREEK                -> greek
+    | PIECE                -> piece
+    | COMMAND              -> command
+    | "(" items ")"        -> paren
+    | brace
+vector: "[" items "]"
+brace: "{" items "}"
+script: "_" sarg           -> subscript
+    | "^" sarg             -> superscript
+    | PRIME                -> prime
+    | "[" items "]"        -> index
+    | ELLIPSIS             -> cut
+?fscript: "_" sarg        -> subscript
+    | "^" sarg             -> superscript
+?sarg: NUMBER              -> number
+    | WORD                 -> word
+    | GREEK                -> greek
+    | PIECE                -> piece
+    | "(" items ")"        -> paren
+    | brace
+items: (item (SEP item)*)?
+?item: chain
+
+REL.3: "=" | "\u2248" | "\\approx" | "\\to" | "\u2192" | /rounds\s+to(?![A-Za-z])/
+PLUS: "+"
+MINUS: "-" | "\u2212"
+TIMES.3: "*" | "\\cdot" | "\u00b7" | "\u22c5" | "\u00d7" | "\\times"
+SLASH: "/"
+DOT: "."
+SEP.3: "," | "|" | "\\mid" | ";"
+PRIME: "'" | "\u2032"
+ELLIPSIS.3: "\u2026" | "..." | /\\[lc]?dots(?![A-Za-z])(\{\})?/
+NUMBER: /\d+(\.\d+)?((\\mathrm\{e\}\{[-+\u2212]?\d+\})|(e[-+\u2212]?\d+(?![A-Za-z])))?/
+FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos)(?![A-Za-z])/
+SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
+FRAC.3: /\\d?frac(?![A-Za-z])/
+PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
+GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
+PIECE.2: /`[^`]*`/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
+WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|[A-Za-z]+|[\u03b1-\u03c9]/
+COMMAND.0: /\\[A-Za-z]+/
+SPACING.3: /\\[,;:! ]/ | /\\q?quad(?![A-Za-z])/ | /\\(left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![A-Za-z])/ | "&" | /\\displaystyle(?![A-Za-z])/
+%ignore SPACING
+%ignore /\s+/
+"""
+
+
+# ----------------------------------------------------------------------------- the tree
+@dataclass(frozen=True)
+class Num:
+    """A written number: ``text`` as written (ASCII minus), ``cut`` when a ``…`` follows
+    (the digits are cut, not rounded), ``mark`` a footnote letter written after it."""
+
+    text: str
+    cut: bool = False
+    mark: str | None = None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A vocabulary piece, ``␣`` marking a leading space."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A name: ``base`` (a letter, a word or a Greek name spelled out), ``primes``, and
+    ``scripts``: (``"_"``, ``"^"`` or ``"[]"``, content) in the order written; the
+    content of ``[]`` is a tuple of expressions."""
+
+    base: str
+    primes: int = 0
+    scripts: tuple = ()
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function applied: ``exp``, ``ln``, ``log`` (base in ``base``), ``sqrt``, ``tanh``,
+    ``erf``, ``GELU_tanh``, ``GELU_erf``, or a name applied to an argument (``p(␣roof)``)."""
+
+    name: str
+    args: tuple
+    base: object = None
+
+
+@dataclass(frozen=True)
+class Bin:
+    """``a op b`` with op one of ``+ - * / ^ jux .`` (``jux``: written side by side)."""
+
+    op: str
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class Neg:
+    """``-a``."""
+
+    a: object
+
+
+@dataclass(frozen=True)
+class Vec:
+    """``[a, b, c]`` (``|`` may separate parts: ``[o^{(1)} | o^{(2)}]``)."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Paren:
+    """``(a)`` or ``(a, b)``: kept, since ``o_5^{(1)}`` names a head."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Deriv:
+    """``∂L/∂X`` or ``dL/dX``: the derivative of ``num`` with respect to ``den``."""
+
+    num: object
+    den: object
+
+
+@dataclass(frozen=True)
+class Other:
+    """Something the grammar reads but derive cannot evaluate (``\\sum``, ``…``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Chain:
+    """``e0 r1 e1 r2 e2 ...``: expressions joined by relations (``=``, ``≈``, ``rounds to``)."""
+
+    exprs: tuple
+    rels: tuple
+
+
+# ----------------------------------------------------------------------------- parsing
+class _Build(Transformer):
+    """The parse tree as the data classes above."""
+
+    def chain(self, children):
+        exprs = tuple(c for c in children if not isinstance(c, Token))
+        rels = tuple(_relation(str(c)) for c in children if isinstance(c, Token))
+        return Chain(exprs, rels)
+
+    def add(self, c):
+        return Bin("+", c[0], c[2])
+
+    def sub(self, c):
+        return Bin("-", c[0], c[2])
+
+    def mul(self, c):
+        return Bin("*", c[0], c[2])
+
+    def div(self, c):
+        return _division(c[0], c[2])
+
+    def dot(self, c):
+        if not (isinstance(c[0], Sym) and isinstance(c[2], Sym)):
+            raise _NotMath("a point stands between two numbers or does not join two names (q_5.k_1)")
+        return Bin(".", c[0], c[2])
+
+    def jux(self, c):
+        return _juxtaposed(c[0], c[1])
+
+    def neg(self, c):
+        return Neg(c[1])
+
+    def pos(self, c):
+        return c[1]
+
+    def func(self, c):
+        name = _command(c[0])
+        scripts, arg = c[1:-1], c[-1]
+        base = next((s[1] for s in scripts if s[0] == "_"), None)
+        power = next((s[1] for s in scripts if s[0] == "^"), None)
+        out = Call(name, (_unwrap(arg),), base)
+        return Bin("^", out, power) if power is not None else out
+
+    def sqrt(self, c):
+        return Call("sqrt", (_unwrap(c[1]),))
+
+    def frac(self, c):
+        return Bin("/", _unwrap(c[1]), _unwrap(c[2]))
+
+    def partial(self, c):
+        return Deriv(c[1], c[4])
+
+    def postfix(self, c):
+        out = c[0]
+        for script in c[1:]:
+            out = _attach(out, script)
+        return out
+
+    def number(self, c):
+        text = str(c[0]).replace("\u2212", "-")
+        if "\\mathrm{e}" in text:
+            mantissa, exponent = text.split("\\mathrm{e}")
+            text = f"{mantissa}e{exponent.strip('{}')}"
+        return Num(text)
+
+    def dots(self, c):
+        return Other("\u2026")
+
+    def word(self, c):
+        text = str(c[0])
+        if text.startswith("\\"):
+            text = text[text.index("{") + 1:-1].strip()
+        if text.startswith(SPACE) or (len(text) > 1 and "_" not in text and not text.isalpha()):
+            return Piece(text)
+        return Sym(UNICODE_GREEK.get(text, text))
+
+    def greek(self, c):
+        name = str(c[0])[1:]
+        if name in ("varepsilon", "epsilon"):
+            name = "eps"
+        if name not in GREEK and name != "eps":
+            return Other("\\" + name)
+        return Sym(name)
+
+    def piece(self, c):
+        text = str(c[0])
+        body = text[1:-1] if text.startswith("`") else text[len("\\texttt{"):-1] if text.startswith("\\") else text
+        body = body.replace("\\text{", "").replace("}>", ">") if body.startswith("<") else body
+        return Piece(body.replace("\\textvisiblespace{}", SPACE).replace("\\_", "_"))
+
+    def command(self, c):
+        return Other(str(c[0]))
+
+    def paren(self, c):
+        return Paren(tuple(c[0]))
+
+    def vector(self, c):
+        return Vec(tuple(c[0]))
+
+    def brace(self, c):
+        items = tuple(c[0])
+        return items[0] if len(items) == 1 else Paren(items)
+
+    def items(self, c):
+        return [_unwrap(x) for x in c if not isinstance(x, Token)]
+
+    def subscript(self, c):
+        return ("_", _unwrap(c[0]))
+
+    def superscript(self, c):
+        return ("^", _unwrap(c[0]))
+
+    def prime(self, c):
+        return ("'", None)
+
+    def index(self, c):
+        return ("[]", tuple(c[0]))
+
+    def cut(self, c):
+        return ("\u2026", None)
+
+
+def _relation(text: str) -> str:
+    if text in ("=", "\\to", "\u2192"):
+        return "="
+    if text in ("\u2248", "\\approx"):
+        return "\u2248"
+    return "rounds to"
+
+
+def _command(token) -> str:
+    name = str(token).lstrip("\\")
+    return "ln" if name == "ln" else name
+
+
+def _unwrap(node):
+    """A one-item chain is its expression."""
+    if isinstance(node, Chain) and not node.rels:
+        return node.exprs[0]
+    return node
+
+
+def _division(a, b):
+    """``dL / dE_i`` (plain) is a derivative; anything else a quotient."""
+    if isinstance(a, Sym) and isinstance(b, Sym) and len(a.base) >= 2 and len(b.base) >= 2 and \
+            a.base[0] == "d" == b.base[0] and a.base[1].isupper() and b.base[1].isupper():
+        return Deriv(Sym(a.base[1:], a.primes, a.scripts), Sym(b.base[1:], b.primes, b.scripts))
+    return Bin("/", a, b)
+
+
+def _juxtaposed(a, b):
+    """``f(x)`` for a function name, ``p(␣roof)`` for a name applied to a piece, else a
+    product written side by side."""
+    if isinstance(b, Paren) or _function(a):
+        # an application binds tighter than what stands before it: 3.395 / sqrt(2), -ln(0.395),
+        # \ln p(␣roof)
+        if isinstance(a, Bin) and a.op in ("*", "/", ".", "jux") and _applicable(a.b):
+            return Bin(a.op, a.a, _juxtaposed(a.b, b))
+        if isinstance(a, Neg) and _applicable(a.a):
+            return Neg(_juxtaposed(a.a, b))
+        if isinstance(a, Call) and a.name in FUNCTIONS and len(a.args) == 1 and _applicable(a.args[0]):
+            return Call(a.name, (_juxtaposed(a.args[0], b),), a.base)
+    if isinstance(a, Sym) and isinstance(b, Paren) and not a.primes:
+        name = _plain_base(a)
+        if a.base in ("log", "ln") and len(a.scripts) == 1 and a.scripts[0][0] == "_":
+            return Call("log", b.items, a.scripts[0][1])  # log_2(0.245)
+        if name in FUNCTIONS or name.upper() == "GELU" or name == "LN":
+            return Call(name, b.items)
+        if len(b.items) == 1 and isinstance(b.items[0], Piece):
+            return Call(label(a), b.items)
+        item = b.items[0] if len(b.items) == 1 else None
+        if a.base == "p" and not a.scripts and isinstance(item, Sym) and len(item.base) > 1 and not item.scripts:
+            return Call("p", (Piece(item.base),))  # p(\text{the})
+    if _function(a) and not isinstance(b, Paren):
+        return Call(_plain_base(a), (b,))
+    return Bin("jux", a, b)
+
+
+def _function(node) -> bool:
+    return isinstance(node, Sym) and _plain_base(node) in FUNCTIONS
+
+
+def _applicable(node) -> bool:
+    """A name that an argument in parentheses right after it applies to (a function, or
+    ``p`` of ``p(␣roof)``)."""
+    return isinstance(node, Sym) and not node.primes and (
+        _plain_base(node) in FUNCTIONS or node.base in FUNCTIONS or node.base.upper() == "GELU"
+        or (len(node.base) == 1 and not node.scripts))
+
+
+def _plain_base(sym: Sym) -> str:
+    """``GELU_tanh`` for the name ``GELU`` with the subscript ``tanh``."""
+    if sym.scripts and all(kind == "_" for kind, _ in sym.scripts) and len(sym.scripts) == 1 and \
+            isinstance(sym.scripts[0][1], Sym) and not sym.scripts[0][1].scripts:
+        return f"{sym.base}_{sym.scripts[0][1].base}"
+    return sym.base
+
+
+def _attach(node, script):
+    """One script written after ``node``: a footnote mark, cut digits, a power or a part
+    of a name."""
+    kind, content = script
+    if isinstance(node, Num):
+        if kind == "\u2026":
+            return Num(node.text, True, node.mark)
+        if kind == "^" and isinstance(content, Sym) and len(content.base) == 1 and content.base.islower() \
+                and not content.scripts:
+            return Num(node.text, node.cut, content.base)  # 0.964^{a}: a footnote mark
+        if kind == "^":
+            return Bin("^", node, content)
+        raise _NotMath(f"a number cannot carry {kind}")
+    if isinstance(node, Sym):
+        if kind == "'":
+            if node.scripts:  # u_5' is u'_5
+                return Sym(node.base, node.primes + 1, node.scripts)
+            return Sym(node.base, node.primes + 1, node.scripts)
+        if kind == "^" and not _name_superscript(node, content):
+            return Bin("^", node, content)
+        if kind == "\u2026":
+            raise _NotMath("a name cannot be cut")
+        return Sym(node.base, node.primes, node.scripts + ((kind, content),))
+    if isinstance(node, Other) and node.text == "\u2026" and kind == "\u2026":
+        return node
+    if kind == "^":
+        return Bin("^", node, content)
+    if kind == "_" and isinstance(node, (Sym, Paren)) or kind == "[]":
+        return Bin("index", node, content)
+    if kind == "_" and isinstance(node, Other):
+        return node
+    raise _NotMath(f"cannot attach {kind} here")
+
+
+def _name_superscript(node: Sym, content) -> bool:
+    """A superscript that is part of a name: a head ``^{(1)}``, a letter (``e^{s}``,
+    ``mu^f``), ``T``; a number or an expression is a power (``x^{2}``, ``e^{2.400}``)."""
+    if isinstance(content, Paren) and len(content.items) == 1 and isinstance(content.items[0], Num):
+        return True
+    if isinstance(content, Sym) and not content.scripts and content.base.isalpha() and len(content.base) == 1:
+        return not (node.base == "e" and not node.scripts and content.base not in "sz")
+    return False
+
+
+class _NotMath(ValueError):
+    """The text reads as words, not as a formula."""
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False)
+
+
+SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋₍₎", "0123456789+-()")
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ᶠ", "0123456789+-()f")
+
+
+def _scripts(text: str) -> str:
+    """Unicode sub- and superscripts (``μ₅``, ``o⁽¹⁾``) as ``_{5}`` and ``^{(1)}``."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        for table, mark in ((SUBSCRIPTS, "_"), (SUPERSCRIPTS, "^")):
+            if ch.translate(table) != ch:
+                j = i
+                while j < len(text) and text[j].translate(table) != text[j]:
+                    j += 1
+                out.append(mark + "{" + text[i:j].translate(table) + "}")
+                i = j
+                break
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def read(text: str) -> Chain:
+    """The formula ``text`` as a :class:`Chain`.
+
+    Raises:
+        DeriveError: when the text is not a formula the grammar reads (the message says
+            where), or is longer than MAX_LENGTH characters.
+    """
+    if len(text) > MAX_LENGTH:
+        raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
+    source = _scripts(text.replace("\\textvisiblespace{}", SPACE).replace('{\\char"2423}', SPACE)
+                      .replace('\\char"2423', SPACE).replace("\ufeff", ""))
+    try:
+        tree = _parser().parse(source)
+        out = _Build().transform(tree)
+    except LarkError as exc:
+        where = getattr(exc, "column", None)
+        cause = exc.orig_exc if hasattr(exc, "orig_exc") else exc
+        if isinstance(cause, _NotMath):
+            raise DeriveError(f"cannot read {text.strip()!r}: {cause}") from None
+        at = f" at column {where}" if isinstance(where, int) and where > 0 else ""
+        raise DeriveError(f"cannot read {text.strip()!r} as a formula{at}") from None
+    return out if isinstance(out, Chain) else Chain((out,), ())
+
+
+# ----------------------------------------------------------------------------- names
+def is_name(node) -> bool:
+    """True for a name (``u_5``, ``p(␣roof)``, ``q_5 · k_1``, ``∂L/∂E_i``, ``L before``)."""
+    if isinstance(node, (Sym, Deriv)):
+        return True
+    if isinstance(node, Call):
+        return node.name not in FUNCTIONS and len(node.args) == 1 and isinstance(node.args[0], Piece)
+    if isinstance(node, Bin) and node.op in (".", "*", "jux"):
+        return _joined(node) is not None
+    return False
+
+
+def _joined(node) -> str | None:
+    """The label of ``q_5 · k_1`` (``q_5.k_1``) or ``u'_5 W_1`` (``u'_5W_1``), None for
+    anything else."""
+    if not (isinstance(node.a, Sym) and isinstance(node.b, Sym)):
+        return None
+    if node.a.base == "q" and node.b.base == "k":
+        return label(node.a) + "." + label(node.b)
+    if node.op == "jux":
+        return label(node.a) + label(node.b)
+    return None
+
+
+def label(node) -> str:
+    """A name in the plain notation of derive's labels (see the module docstring).
+
+    Raises:
+        DeriveError: when ``node`` is not a name."""
+    if isinstance(node, Sym):
+        out = node.base + "'" * node.primes
+        for kind, content in node.scripts:
+            if kind == "[]":
+                out += "[" + ",".join(_script_text(c) for c in content) + "]"
+            elif isinstance(content, Paren) and kind == "^":
+                out += "^(" + ",".join(_script_text(c) for c in content.items) + ")"
+            else:
+                body = _script_text(content)
+                out += kind + (body if len(body) == 1 or isinstance(content, Piece) or body.isalnum()
+                               else "{" + body + "}")
+        return out
+    if isinstance(node, Call) and is_name(node):
+        return f"{node.name}({node.args[0].text})"
+    if isinstance(node, Bin) and (joined := _joined(node)) is not None:
+        return joined
+    if isinstance(node, Deriv):
+        return f"dL/d{label(node.den)}"
+    raise DeriveError(f"{show(node)} is not a name")
+
+
+def _script_text(node) -> str:
+    if isinstance(node, Num):
+        return node.text
+    if isinstance(node, Piece):
+        return node.text
+    if isinstance(node, Paren):
+        return ",".join(_script_text(c) for c in node.items)
+    if isinstance(node, Sym):
+        return label(node)
+    if isinstance(node, Bin) and node.op in ("+", "-"):
+        return _script_text(node.a) + node.op + _script_text(node.b)
+    return show(node)
+
+
+def show(node) -> str:
+    """An expression in the plain notation (for messages)."""
+    if isinstance(node, Chain):
+        out = show(node.exprs[0])
+        for rel, e in zip(node.rels, node.exprs[1:]):
+            out += f" {rel} {show(e)}"
+        return out
+    if isinstance(node, Num):
+        return node.text + ("\u2026" if node.cut else "")
+    if isinstance(node, Piece):
+        return node.text
+    if isinstance(node, (Sym, Deriv)):
+        return label(node)
+    if isinstance(node, Call):
+        base = f"_{show(node.base)}" if node.base is not None else ""
+        return f"{node.name}{base}(" + ", ".join(show(a) for a in node.args) + ")"
+    if isinstance(node, Neg):
+        return "-" + _operand(node.a)
+    if isinstance(node, Bin):
+        if node.op == "index":
+            return f"{show(node.a)}[{show(node.b)}]"
+        op = {"jux": " ", ".": " . ", "*": "\u00b7", "^": "^"}.get(node.op, f" {node.op} ")
+        return _operand(node.a) + op + _operand(node.b)
+    if isinstance(node, Vec):
+        return "[" + ", ".join(show(i) for i in node.items) + "]"
+    if isinstance(node, Paren):
+        return "(" + ", ".join(show(i) for i in node.items) + ")"
+    if isinstance(node, Other):
+        return node.text
+    return str(node)
+
+
+def _operand(node) -> str:
+    text = show(node)
+    return f"({text})" if isinstance(node, (Bin, Neg)) and not (isinstance(node, Bin) and node.op == "^") else text
+
+
+def numbers(node) -> list[Num]:
+    """Every written number in ``node``, in order."""
+    if isinstance(node, Num):
+        return [node]
+    out = []
+    for child in _children(node):
+        out += numbers(child)
+    return out
+
+
+CONSTANTS = {"pi"}
+
+
+def _constant(node) -> bool:
+    return isinstance(node, Sym) and not node.scripts and not node.primes and node.base in CONSTANTS
+
+
+def names(node) -> list:
+    """Every name in ``node`` (outermost first); ``e`` of ``e^x`` and ``pi`` are constants."""
+    if isinstance(node, Bin) and node.op == "^" and isinstance(node.a, Sym) and node.a.base == "e" \
+            and not node.a.scripts:
+        return names(node.b)
+    if _constant(node):
+        return []
+    if is_name(node):
+        return [node]
+    out = []
+    for child in _children(node):
+        out += names(child)
+    return out
+
+
+def _children(node) -> tuple:
+    if isinstance(node, Chain):
+        return node.exprs
+    if isinstance(node, (Vec, Paren)):
+        return node.items
+    if isinstance(node, Call):
+        return node.args + ((node.base,) if node.base is not None else ())
+    if isinstance(node, Bin):
+        return (node.a, node.b)
+    if isinstance(node, Neg):
+        return (node.a,)
+    return ()
+
+
+# ----------------------------------------------------------------------------- evaluation
+def evaluate(node, resolve: Callable | None = None, gelu: str = "gelu_tanh"):
+    """The value of an expression: an ``fmpq`` when it is rational, else an ``arb`` ball
+    at PREC bits. ``resolve(name_node)`` gives a name's value (fmpq or arb); ``GELU``
+    without a form is ``gelu``.
+
+    Raises:
+        ValueError: when the value is undefined (a division by zero, ln of a number <= 0),
+            too large (an exponent above MAX_EXPONENT), or not a number derive evaluates;
+            DeriveError from ``resolve``."""
+    with ctx.workprec(PREC):
+        return _eval(node, resolve, gelu)
+
+
+def _eval(node, resolve, gelu):
+    if isinstance(node, Num):
+        return _fmpq(node.text)
+    if _constant(node):
+        return arb.pi()
+    if is_name(node):
+        if resolve is None:
+            raise ValueError(f"{show(node)} is a name, not a number")
+        if isinstance(node, Bin):  # u'_5 W_1[4] is one label; W_2_{1,1} g_1[1] is a product
+            try:
+                return resolve(node)
+            except DeriveError:
+                return _eval(node.a, resolve, gelu) * _eval(node.b, resolve, gelu)
+        return resolve(node)
+    if isinstance(node, Paren) and len(node.items) == 1:
+        return _eval(node.items[0], resolve, gelu)
+    if isinstance(node, Neg):
+        return -_eval(node.a, resolve, gelu)
+    if isinstance(node, Bin):
+        if node.op == "^":
+            return _power(node, resolve, gelu)
+        a, b = _eval(node.a, resolve, gelu), _eval(node.b, resolve, gelu)
+        if node.op == "+":
+            return a + b
+        if node.op == "-":
+            return a - b
+        if node.op in ("*", "jux", "."):
+            return a * b
+        if node.op == "/":
+            if _is_zero(b):
+                raise ValueError("it is undefined (a division by zero)")
+            if isinstance(a, fmpq) and isinstance(b, fmpq):
+                return a / b
+            return arb(a) / arb(b) if not isinstance(a, arb) else a / b
+        raise ValueError(f"derive cannot evaluate {show(node)}")
+    if isinstance(node, Call):
+        return _call(node, resolve, gelu)
+    raise ValueError(f"derive cannot evaluate {show(node)}")
+
+
+def _fmpq(text: str) -> fmpq:
+    mantissa, _, exponent = text.lower().partition("e")
+    negative = mantissa.startswith("-")
+    whole, _, frac = mantissa.lstrip("-+").partition(".")
+    value = fmpq(int(whole + frac or "0"), 10 ** len(frac))
+    if exponent:
+        e = int(exponent)
+        if abs(e) > MAX_EXPONENT:
+            raise ValueError(f"the number {text} is too large for a hand computation")
+        value = value * fmpq(10) ** e if e >= 0 else value / fmpq(10) ** -e
+    return -value if negative else value
+
+
+def _is_zero(v) -> bool:
+    return v == 0 if isinstance(v, fmpq) else bool(v.is_zero())
+
+
+def _power(node: Bin, resolve, gelu):
+    if isinstance(node.a, Sym) and node.a.base == "e" and not node.a.scripts:
+        return _exp(_eval(node.b, resolve, gelu))
+    base, exponent = _eval(node.a, resolve, gelu), _eval(node.b, resolve, gelu)
+    if isinstance(exponent, fmpq) and exponent.q == 1:
+        e = int(exponent.p)
+        if abs(e) > MAX_EXPONENT:
+            raise ValueError(f"the power {show(node)} is too large for a hand computation")
+        if e < 0 and _is_zero(base):
+            raise ValueError("it is undefined (a division by zero)")
+        return base ** e if e >= 0 else 1 / (base ** -e)
+    if isinstance(exponent, fmpq) and exponent == fmpq(1, 2):
+        return _sqrt(base)
+    if not (arb(base) > 0):
+        raise ValueError(f"{show(node)} is not a real number derive evaluates")
+    return _exp(arb(exponent) * arb(base).log())
+
+
+def _exp(x):
+    if _is_zero(x):
+        return fmpq(1)
+    if abs(arb(x)) > MAX_EXPONENT:
+        raise ValueError("the exponent is too large for a hand computation")
+    return arb(x).exp()
+
+
+def _sqrt(x):
+    if isinstance(x, fmpq) and x >= 0:
+        p, q = int(x.p), int(x.q)
+        rp, rq = _isqrt(p), _isqrt(q)
+        if rp is not None and rq is not None:
+            return fmpq(rp, rq)
+    if arb(x) < 0:
+        raise ValueError("the square root of a negative number is not a real number")
+    return arb(x).sqrt()
+
+
+def _isqrt(n: int) -> int | None:
+    from math import isqrt
+    r = isqrt(n)
+    return r if r * r == n else None
+
+
+def _call(node: Call, resolve, gelu):
+    name = node.name
+    args = [_eval(a, resolve, gelu) for a in node.args]
+    if len(args) != 1:
+        raise ValueError(f"{name} takes one argument")
+    (x,) = args
+    if name == "exp":
+        return _exp(x)
+    if name in ("ln", "log"):
+        if not (arb(x) > 0):
+            raise ValueError(f"it is undefined ({name} of a number <= 0)")
+        if isinstance(x, fmpq) and x == 1:
+            return fmpq(0)
+        value = arb(x).log()
+        if node.base is not None:
+            value = value / arb(_eval(node.base, resolve, gelu)).log()
+        return value
+    if name == "sqrt":
+        return _sqrt(x)
+    if _is_zero(x) and name in ("tanh", "erf", "sin", "GELU_tanh", "GELU_erf", "GELU"):
+        return fmpq(0)
+    if name == "cos" and _is_zero(x):
+        return fmpq(1)
+    ball = arb(x)
+    if abs(ball) > MAX_EXPONENT:
+        raise ValueError("the argument is too large for a hand computation")
+    if name == "tanh":
+        return ball.tanh()
+    if name == "erf":
+        return ball.erf()
+    if name == "sin":
+        return ball.sin()
+    if name == "cos":
+        return ball.cos()
+    if name.upper() == "GELU":
+        name = "GELU_erf" if gelu == "gelu_erf" else "GELU_tanh"
+    if name == "GELU_tanh":
+        return GeluTanh().ball(ball)
+    if name == "GELU_erf":
+        return GeluErf().ball(ball)
+    raise ValueError(f"derive cannot evaluate the function {name}")

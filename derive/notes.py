@@ -1,0 +1,166 @@
+"""Checking a note under a table: a reader's calculation from the printed inputs.
+
+derive writes, under a table, notes such as ``u_1[1]: from the printed inputs, (-0.500 -
+0.000) / 0.612 = -0.81699…, which rounds to −0.817; the exact value -0.81648… rounds to
+−0.816``. A note is prose around formulas: it is cut into clauses (at top-level commas and
+semicolons), the leading words of each clause are read as words, and the rest as a
+formula by :mod:`derive.mathread`. Each relation is checked:
+
+- ``a = b``: the two sides are equal (a value written with ``…`` has its digits cut: the
+  other side, cut at its places, gives it; a plain decimal is equal exactly, or is the
+  other side correctly rounded);
+- ``a rounds to b`` (or a clause ``which rounds to b`` / ``which gives b`` after a
+  value): ``a`` rounded at ``b``'s places under the run's rounding rule gives ``b``;
+- after the words ``the exact value``, the value is the named quantity's: its digits are
+  the exact value's, cut.
+
+The note is ``explained`` when every relation holds and at least one was checked (it is
+right arithmetic from rounded inputs, whatever the exact value is), ``wrong`` when one does
+not hold, and ``not checked`` when it has no formula.
+"""
+
+from __future__ import annotations
+
+from flint import ctx
+
+from . import mathread
+from .byhand import READER_PREC
+from .derivation import Derivation
+from .errors import DeriveError
+from .handfile import Entry, _split_top, decimal_places
+from .mathread import Chain, Neg, Num
+from .names import find
+from .rounding import Format, format_value
+
+WORDS_BEFORE_A_ROUNDING = ("rounds to", "gives", "round to")
+
+
+def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, str, str | None]:
+    """(status, message, name) for a note (see the module docstring)."""
+    text = entry.note.strip()
+    name, body = None, text
+    head, sep, rest = text.partition(":")
+    if sep and len(head) < 60 and "=" not in head:
+        name, body = head.strip(), rest
+    quantity = _quantity(derivation, name, entry)
+    checked, failures = 0, []
+    previous = None  # the full value of the last formula
+    for clause in [c for part in _split_top(body, ";") for c in _split_top(part, ",")]:
+        words, formula = _words(clause.strip().rstrip(".").strip())
+        if not formula:
+            continue
+        try:
+            chain = mathread.read(formula)
+        except DeriveError:
+            continue
+        if not mathread.numbers(chain):
+            continue
+        exprs, rels = list(chain.exprs), list(chain.rels)
+        phrase = " ".join(words).lower()
+        if previous is not None and phrase.endswith(WORDS_BEFORE_A_ROUNDING):
+            exprs, rels = [None] + exprs, ["rounds to"] + rels
+        values = []
+        for k, expr in enumerate(exprs):
+            if expr is None:
+                values.append(previous)
+                continue
+            if k == 0 and "exact" in phrase and quantity is not None and _is_number(expr):
+                values.append(quantity)
+                if not _cut_of(quantity, expr):
+                    failures.append(f"{mathread.show(expr)} is not the exact value's digits")
+                checked += 1
+                continue
+            try:
+                values.append(mathread.evaluate(expr))
+            except (ValueError, DeriveError, ArithmeticError):
+                values.append(None)
+        for k, rel in enumerate(rels):
+            left, right, written = values[k], values[k + 1], exprs[k + 1]
+            if left is None or right is None:
+                continue
+            checked += 1
+            if not _holds(left, rel, right, written, mode):
+                shown_left = mathread.show(exprs[k]) if exprs[k] is not None else "the value before"
+                failures.append(f"{shown_left} {rel} {mathread.show(written)} does not hold")
+        previous = values[-1] if values and values[-1] is not None else previous
+        if values and isinstance(exprs[-1], (Num, Neg)) and len(values) > 1 and values[-2] is not None:
+            previous = values[-2] if _cut(exprs[-1]) else previous  # the full value, not its cut digits
+    label = name or "note"
+    if failures:
+        return "wrong", f"{label}: the note's calculation is wrong: " + "; ".join(failures), name
+    if not checked:
+        return "not checked", f"{label}: a note in words", name
+    return "explained", (f"{label}: a reader's calculation from the printed inputs; its arithmetic and "
+                         f"roundings hold ({checked} checked)"), name
+
+
+def _quantity(derivation: Derivation, name: str | None, entry: Entry):
+    """The exact value of the quantity a note is about, or None."""
+    if not name:
+        return None
+    try:
+        node = mathread.read(name).exprs[0]
+        refs = find(derivation, mathread.label(node), entry.block, entry.head)
+    except DeriveError:
+        return None
+    return derivation.value(refs[0]) if len(refs) == 1 else None
+
+
+def _words(clause: str) -> tuple[list[str], str]:
+    """The clause's leading words, and the rest (the formula, ``""`` when there is none)."""
+    tokens = clause.split(" ")
+    k = 0
+    while k < len(tokens) and (tokens[k].isalpha() and tokens[k] not in mathread.FUNCTIONS
+                               and not (len(tokens[k]) == 1 and k + 1 < len(tokens) and tokens[k + 1] in "+-*/=")):
+        k += 1
+    return tokens[:k], " ".join(tokens[k:]).strip()
+
+
+def _is_number(node) -> bool:
+    return isinstance(node, Num) or isinstance(node, Neg) and isinstance(node.a, Num)
+
+
+def _cut(node) -> bool:
+    node = node.a if isinstance(node, Neg) else node
+    return isinstance(node, Num) and node.cut
+
+
+def _text(node) -> str:
+    return ("-" + node.a.text) if isinstance(node, Neg) else node.text
+
+
+def _cut_of(value, node) -> bool:
+    """``node`` (``-0.81648…``) is ``value`` with its digits cut at the written places."""
+    places = decimal_places(_text(node))
+    with ctx.workprec(READER_PREC):
+        cut = format_value(value, Format(places=places or 0, mode="down"))
+    return cut is not None and _equal_text(cut, _text(node))
+
+
+def _equal_text(a: str, b: str) -> bool:
+    from fractions import Fraction
+    return Fraction(a.replace("\u2212", "-")) == Fraction(b.replace("\u2212", "-"))
+
+
+def _holds(left, rel: str, right, written, mode: str) -> bool:
+    """One relation of a note between two values (see the module docstring)."""
+    if _is_number(written):
+        text = _text(written)
+        places = decimal_places(text) or 0
+        with ctx.workprec(READER_PREC):
+            if _cut(written):
+                cut = format_value(left, Format(places=places, mode="down"))
+                return cut is not None and _equal_text(cut, text)
+            rounded = format_value(left, Format(places=places, mode=mode))
+        if rel == "rounds to":
+            return rounded is not None and _equal_text(rounded, text)
+        if mathread_equal(left, right):
+            return True
+        return rounded is not None and _equal_text(rounded, text)
+    return mathread_equal(left, right)
+
+
+def mathread_equal(a, b) -> bool:
+    """Two values are equal (rationals exactly, balls to 30 digits)."""
+    from .check import _same_value
+    return _same_value(a, b, 30)

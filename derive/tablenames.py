@@ -1,0 +1,377 @@
+"""What a table cell names: the quantity its column header and its row key mean together.
+
+A chapter's table names its quantities the way a reader reads them: the header is a name
+with a free index (``x_t``, ``k_j``, ``s_{5,j}``, ``∂L/∂E_i``) or a name whose row is
+understood (``mu``, ``h``, ``Q`` head 1, ``o^{(1)}``, ``z``, ``GELU``), and the key columns
+say which row (a token of the prompt, a vocabulary piece, an id, a row number):
+
+- the free index (``t``, ``i``, ``j``) takes the row's position, or its id for a row of
+  ``E`` (``E_i``, ``E[id]``); a name without a position gets it as a subscript (``mu`` ->
+  ``mu_5``; ``e^{s}`` -> ``e^s_{5,j}``, the row of the title's ``row 5``; ``z`` -> ``z_␣roof``);
+- a single number as subscript in a table of positions is a component (``u_1`` -> ``u_5[1]``);
+- ``mu`` and ``sigma`` belong to the LayerNorm whose output the table shows (``u'`` ->
+  ``mu'``, ``f`` -> ``mu^f``);
+- ``∂L/∂X`` names the gradient of the row of X; a header that is a formula
+  (``E_i - 1/10 ∂L/∂E_i``) is evaluated from the exact values of its names;
+- a matrix with ``i \\ j`` keys and tokens as column headers is the title's ``a_{i,j}``;
+  a row keyed ``id`` under token headers gives the prompt's ids; ``c_k`` columns under a
+  title ``E`` are the columns of E.
+
+:func:`cell_claim` returns what a cell must hold: the refs of the named quantity, or the
+exact values a formula or a fact gives. Names are resolved by :func:`derive.names.find`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from . import mathread
+from .derivation import Derivation
+from .errors import DeriveError
+from .handfile import TITLE_CONTEXT, Entry
+from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
+from .names import find
+from .steps import Ref
+
+FREE = ("t", "i", "j")
+
+
+@dataclass
+class Claim:
+    """What a cell claims: ``refs`` (the quantity's components), or ``values`` (exact
+    values, fmpq or arb) computed from a formula or a fact, with ``label`` naming them."""
+
+    label: str
+    refs: list[Ref] | None = None
+    values: list | None = None
+
+
+@dataclass
+class _Row:
+    position: int | None
+    piece: str | None
+    id: int | None
+    number: int | None
+
+
+def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
+    """The claim of a table entry (``entry.cell``).
+
+    Raises:
+        DeriveError: when the header or the row names nothing derive knows."""
+    cell = entry.cell
+    table = cell.table
+    case = derivation.case
+    header = table.header[cell.column]
+    context = _context(table.title + " " + header)
+    head = context.get("head", entry.head)
+    block = context.get("block", entry.block)
+    row = _row(derivation, table, cell.row)
+    column_piece = _piece(header)
+    if column_piece is not None:  # a matrix of tokens x tokens, or the ids row
+        position = _column_position(table, cell.column, case)
+        if row.piece is None and row.position is None and _word(table.rows[cell.row][0]) == "id":
+            return Claim(f"id of {column_piece}", values=[Fraction(case.ids[position - 1])])
+        node = _title_name(table.title)
+        if node is None or row.position is None:
+            raise DeriveError(f"the column {header!r} is a token but the table names no quantity")
+        name = _label(_substitute(node, {"i": row.position, "j": position}))
+        return _found(derivation, name, block, head)
+    node = _header_node(header)
+    if isinstance(node, Deriv):
+        return _gradient(derivation, node, row, block)
+    if not mathread.is_name(node):
+        return _formula(derivation, node, row, block, head, header)
+    if isinstance(node, Sym) and node.base == "c" and _title_name(table.title) is not None:
+        matrix = _title_name(table.title)  # E (12 x 4): the columns c_k of E
+        k = _number(node)
+        refs = _param_row(derivation, _base(matrix), row.id + 1 if row.id is not None else row.number, block)
+        if k is None or not 1 <= k <= len(refs):
+            raise DeriveError(f"{_base(matrix)} has no column {header!r}")
+        return Claim(derivation.meta(refs[k - 1]).label, refs=[refs[k - 1]])
+    if isinstance(node, Sym) and node.base == "P" and _param_of(derivation, node) is None:
+        return Claim(f"P_{row.position}", refs=_sinusoid_row(derivation, row.position))
+    param = _param_of(derivation, node)
+    if param is not None:
+        index = _param_index(derivation, param, row)
+        refs = _param_row(derivation, param, index, block)
+        return Claim(f"{param}_{index}", refs=refs)
+    name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids)))
+    return _found(derivation, name, block, head)
+
+
+# ----------------------------------------------------------------------------- rows and headers
+def _context(text: str) -> dict:
+    """``head 1``, ``block 2``, ``row 5`` written in a title or a header."""
+    return {m.group(1).lower(): int(m.group(2)) for m in TITLE_CONTEXT.finditer(text)}
+
+
+def _word(text: str) -> str:
+    return text.replace("$", "").replace(" ", "").strip("{}").lower()
+
+
+def _piece(text: str) -> str | None:
+    """The vocabulary piece a cell or header writes (`` `␣cat` ``, ``\\texttt{...}``), else None."""
+    if not any(mark in text for mark in ("`", "\\texttt", "\u2423")):
+        return None
+    try:
+        node = mathread.read(text).exprs[0]
+    except DeriveError:
+        return None
+    return node.text if isinstance(node, Piece) else None
+
+
+def _row(derivation: Derivation, table, r: int) -> _Row:
+    """Where data row ``r`` of ``table`` stands: a position of the prompt (when the key
+    column lists the prompt's tokens in order), a vocabulary piece, an id or a row number."""
+    case = derivation.case
+    keys = {_word(table.header[k]): table.rows[r][k] for k in range(table.keys) if k < len(table.rows[r])}
+    out = _Row(None, None, None, None)
+    for word, text in keys.items():
+        if word == "id" and text.strip().isdigit():
+            out.id = int(text)
+        elif word == "row" and text.strip().isdigit():
+            out.number = int(text)
+        elif word in ("t", "position", "pos") and text.strip().isdigit():
+            out.position = int(text)
+        elif _piece(text) is not None:
+            pieces = [_piece(row[list(keys).index(word)]) for row in table.rows]
+            if pieces == [case.pieces[i] for i in case.ids]:
+                out.position = r + 1
+            else:
+                out.piece = _piece(text)
+    if out.position is None and out.id is not None and out.piece is None and len(table.rows) == len(case.ids) \
+            and [int(row[list(keys).index("id")]) for row in table.rows
+                 if row[list(keys).index("id")].strip().isdigit()] == list(case.ids):
+        out.position = r + 1
+    return out
+
+
+def _column_position(table, column: int, case) -> int:
+    """The prompt position of a token column (the header tokens in prompt order)."""
+    return column - table.keys + 1
+
+
+def _header_node(header: str):
+    """The name or formula a column header writes (``x_t = E[id] + P_t`` names ``x_t``;
+    ``Q head 1`` names ``Q``; ``GELU (tanh form)`` names ``GELU``)."""
+    text = TITLE_CONTEXT.sub("", header)
+    text = re.sub(r"\((?:[a-z]+\s*)+\)\s*$", "", text).strip()
+    for candidate in (text, text.split("=", 1)[0]):
+        try:
+            chain = mathread.read(candidate)
+        except DeriveError:
+            continue
+        first = chain.exprs[0]
+        return first
+    raise DeriveError(f"cannot read the column header {header!r}")
+
+
+def _title_name(title: str):
+    """The name a table title writes in math (``Head 1, weights $a_{i,j}$`` -> a_{i,j})."""
+    for formula in re.findall(r"\$([^$]*)\$", title) or [title]:
+        try:
+            node = mathread.read(formula).exprs[0]
+        except DeriveError:
+            continue
+        while isinstance(node, Bin) and node.op == "jux":
+            node = node.a  # E (12 x 4)
+        if mathread.is_name(node):
+            return node
+    return None
+
+
+def _norm(table) -> str:
+    """The LayerNorm of a table's mu and sigma: ``'`` when it shows u', ``^f`` when f."""
+    for header in table.header:
+        try:
+            node = _header_node(header)
+        except DeriveError:
+            continue
+        if isinstance(node, Sym) and node.base == "u" and node.primes:
+            return "'"
+        if isinstance(node, Sym) and node.base == "f":
+            return "^f"
+    return ""
+
+
+def _number(node: Sym) -> int | None:
+    subs = [c for kind, c in node.scripts if kind == "_"]
+    if len(subs) == 1 and isinstance(subs[0], Num) and subs[0].text.isdigit():
+        return int(subs[0].text)
+    return None
+
+
+def _base(node) -> str:
+    return mathread.label(node).split("_")[0] if not isinstance(node, Sym) else node.base
+
+
+# ----------------------------------------------------------------------------- names
+def _substitute(node, values: dict):
+    """``node`` with the free indices in ``values`` replaced by numbers."""
+    if isinstance(node, Sym):
+        if not node.scripts and node.base in values:
+            return Num(str(values[node.base]))
+        return Sym(node.base, node.primes, tuple((kind, _substitute_script(c, values)) for kind, c in node.scripts))
+    if isinstance(node, Bin):
+        return Bin(node.op, _substitute(node.a, values), _substitute(node.b, values))
+    return node
+
+
+def _substitute_script(content, values):
+    if isinstance(content, tuple):
+        return tuple(_substitute(c, values) for c in content)
+    if isinstance(content, Paren):
+        return Paren(tuple(_substitute(c, values) for c in content.items))
+    return _substitute(content, values)
+
+
+def _free(node) -> bool:
+    """True when the name has a free index (t, i, j) in a subscript."""
+    if isinstance(node, Bin):
+        return _free(node.a) or _free(node.b)
+    if not isinstance(node, Sym):
+        return False
+    for kind, content in node.scripts:
+        items = content if isinstance(content, tuple) else content.items if isinstance(content, Paren) else (content,)
+        if kind in ("_", "[]") and any(isinstance(c, Sym) and c.base in FREE and not c.scripts for c in items):
+            return True
+    return False
+
+
+def _placed(node, row: _Row, norm: str, attention_row: int):
+    """The header's name for one row (see the module docstring)."""
+    position = row.position
+    if row.piece is not None:
+        if isinstance(node, Sym) and node.base == "p" and not node.scripts:
+            return Call("p", (Piece(row.piece),))
+        return _with_sub(node, Piece(row.piece))
+    if position is None:
+        raise DeriveError("the row is neither a token of the prompt nor a vocabulary piece")
+    if _free(node):
+        return _substitute(node, {"t": position, "i": position, "j": position})
+    if isinstance(node, Bin):  # u' W_1: the row is the first name's
+        return Bin(node.op, _placed(node.a, row, norm, attention_row), node.b)
+    if not isinstance(node, Sym):
+        return node
+    component = _number(node)
+    if component is not None and node.base in ("u", "f", "x", "h", "y", "m", "g", "attn"):
+        return Sym(node.base, node.primes, ((("_", Num(str(position)))), ("[]", (Num(str(component)),))))
+    if node.base == "e" and any(kind == "^" for kind, _ in node.scripts):  # e^s of the title's row
+        return _with_sub(node, Paren((Num(str(attention_row)), Num(str(position)))))
+    if node.base in ("Q", "K", "V"):
+        node = Sym(node.base.lower(), node.primes, node.scripts)
+    if node.base in ("GELU", "ReLU"):
+        node = Sym("g")
+    if node.base in ("mu", "sigma") and norm and not node.primes:
+        node = Sym(node.base, 1, node.scripts) if norm == "'" else Sym(node.base, 0, (("^", Sym("f")),) + node.scripts)
+    return _with_sub(node, Num(str(position)))
+
+
+def _with_sub(node, content):
+    """``node`` with a subscript added in front of its head and index (``o^{(1)}`` ->
+    ``o_5^{(1)}``; ``mu^f`` -> ``mu^f_5``)."""
+    if not isinstance(node, Sym):
+        raise DeriveError(f"{mathread.show(node)} does not name one quantity per row")
+    scripts = list(node.scripts)
+    at = next((k for k, (kind, c) in enumerate(scripts) if kind == "[]" or
+               (kind == "^" and isinstance(c, Paren))), len(scripts))
+    scripts.insert(at, ("_", content))
+    return Sym(node.base, node.primes, tuple(scripts))
+
+
+def _label(node) -> str:
+    return mathread.label(node)
+
+
+def _found(derivation: Derivation, name: str, block, head) -> Claim:
+    return Claim(name, refs=find(derivation, name, block, head))
+
+
+# ----------------------------------------------------------------------------- weights and formulas
+def _param_of(derivation: Derivation, node) -> str | None:
+    """The weight matrix a header names (``E_i``, ``E[id]``, ``P_t``), else None."""
+    if not isinstance(node, Sym):
+        return None
+    params = {derivation.graph.nodes[i].meta.param for i in derivation.graph.param_leaves()}
+    subs = [c for kind, c in node.scripts if kind == "_"]
+    if subs and f"{node.base}_{mathread.show(subs[0])}" in params:
+        return f"{node.base}_{mathread.show(subs[0])}"  # W_Q, b_1
+    return node.base if node.base in params else None
+
+
+def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
+    """The row of a weight a table row means: E's row is the token's id (+1), P's the
+    position, any other weight's the row number."""
+    if param == "E":
+        if row.id is not None:
+            return row.id + 1
+        if row.position is not None:
+            return derivation.case.ids[row.position - 1] + 1
+    return row.number or row.position
+
+
+def _param_row(derivation: Derivation, param: str, row: int | None, block) -> list[Ref]:
+    """The leaves of one row of a weight matrix, in column order."""
+    graph = derivation.graph
+    leaves = [i for i in graph.param_leaves() if graph.nodes[i].meta.param == param
+              and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))]
+    if not leaves:
+        raise DeriveError(f"{param} has no row {row}")
+    return [Ref("before", i) for i in sorted(leaves, key=lambda i: graph.nodes[i].meta.index)]
+
+
+def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:
+    """``∂L/∂X`` in a row: the gradient of row (id or row number) of the weight X."""
+    den = node.den
+    param = mathread.label(den).split("_{")[0].split("[")[0] if not isinstance(den, Sym) else \
+        den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts
+                           if kind == "_" and not (isinstance(c, Sym) and c.base in FREE))
+    index = _param_index(derivation, param, row)
+    refs = [Ref("grad", r.id) for r in _param_row(derivation, param, index, block)]
+    return Claim(f"dL/d{param}_{index}", refs=refs)
+
+
+def _sinusoid_row(derivation: Derivation, position: int | None) -> list[Ref]:
+    """The row of fixed sinusoidal positions (``PE[t, i]``) of a prompt position."""
+    graph = derivation.graph
+    ids = [i for i, n in enumerate(graph.nodes) if n.meta.symbol == "pe" and n.meta.position == position]
+    if not ids:
+        raise DeriveError(f"P has no row {position}")
+    return [Ref("before", i) for i in sorted(ids, key=lambda i: graph.nodes[i].meta.index)]
+
+
+def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) -> Claim:
+    """A header that is a formula over rows (``E_i - 1/10 ∂L/∂E_i``): its value per
+    component, from the exact values of the names in it. ``u' W_1 + b_1`` names the MLP's
+    hidden row, which derive labels ``u'_t W_1`` bias included."""
+    rows: dict = {}
+    if isinstance(node, Bin) and node.op == "+" and mathread.is_name(node.a) and _param_of(derivation, node.b) \
+            and len({derivation.graph.nodes[i].meta.position for i in derivation.graph.param_leaves()
+                     if derivation.graph.nodes[i].meta.param == _param_of(derivation, node.b)}) == 1:
+        name = _label(_placed(node.a, row, "", len(derivation.case.ids)))
+        return _found(derivation, name, block, head)
+
+    def refs_of(name_node):
+        if isinstance(name_node, Deriv):
+            return _gradient(derivation, name_node, row, block).refs
+        param = _param_of(derivation, name_node)
+        if param is not None:
+            return _param_row(derivation, param, _param_index(derivation, param, row), block)
+        return find(derivation, _label(_placed(name_node, row, "", len(derivation.case.ids))), block, head)
+
+    for name_node in mathread.names(node):
+        rows[name_node] = [derivation.value(r) for r in refs_of(name_node)]
+    sizes = {len(v) for v in rows.values()}
+    if len(sizes) != 1:
+        raise DeriveError(f"cannot evaluate the column {header!r} row by row")
+    (size,) = sizes
+    values = []
+    for c in range(size):
+        try:
+            values.append(mathread.evaluate(node, lambda n: rows[n][c], derivation.case.conventions.activation))
+        except (ValueError, KeyError) as exc:
+            raise DeriveError(f"cannot evaluate the column {header!r}: {exc}") from None
+    return Claim(mathread.show(node), values=values)
