@@ -363,7 +363,8 @@ def generate_command(
     """Greedy generation: append the argmax of the logits (a tie goes to the lowest id) to
     the prompt and derive again, N times; one worked step per new token (the logits and
     softmax table of that step, rounded as by `derive run`, and the chosen token)."""
-    from .generate import generate, render_generated
+    from .generate import generate
+    from .render_rich import render_generated
 
     fmt = make_format(places, sig, rounding.value, signed_zero, MINUS)
     try:

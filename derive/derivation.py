@@ -68,14 +68,6 @@ class Derivation:
                 return step
         raise KeyError(f"no step {key!r}; the steps are {', '.join(s.key for s in self.steps)}")
 
-    def _repr_html_(self) -> str:
-        from .notebook import html
-        return html(self)
-
-    def _repr_latex_(self) -> str:
-        from .notebook import latex
-        return latex(self)
-
     # ------------------------------------------------------------------ evaluation
     def evaluation(self, prec: int = START_PREC) -> Evaluation:
         """The evaluation at ``prec`` bits, or at the first higher precision where every

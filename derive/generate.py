@@ -20,7 +20,6 @@ from .case import SPACE, Case
 from .derivation import EXACT_PATH_SIZE, START_PREC, Derivation, derive
 from .errors import DeriveError, EvaluationError
 from .graph import as_arb, is_exact
-from .rounding import Format
 from .steps import Ref
 
 ARGMAX_MAX_PREC = START_PREC * 2 ** 4  # past this, overlapping balls go to the exact comparison
@@ -160,37 +159,6 @@ def generated_text(case: Case, steps: list[Generated]) -> str:
     return _text(case.pieces, list(case.ids) + [g.chosen for g in steps])
 
 
-def render_generated(case: Case, steps: list[Generated], fmt: Format, carry: str = "exact"):
-    """A Rich renderable of a greedy generation: per new token, the prompt it read, the
-    logits and softmax table of that derivation (its step ``logits``, rounded and noted as
-    by ``derive run`` under ``fmt`` and ``carry``) and the chosen token, ties named."""
-    from rich.console import Group
-    from rich.text import Text
-
-    from .cells import Printer
-    from .render_rich import render_steps
-
-    parts = [Text(f"Greedy generation: {len(steps)} new token{'s' if len(steps) > 1 else ''} after "
-                  f"{_quoted(case.pieces, case.ids)}, each the argmax of the logits (the most probable "
-                  "token); a tie goes to the lowest id.")]
-    for n, g in enumerate(steps, 1):
-        d = g.derivation
-        parts.append(Text(f"\nNew token {n} of {len(steps)}, after {_quoted(case.pieces, d.case.ids)} "
-                          f"({len(d.case.ids)} tokens)", style="bold"))
-        printer = Printer(d, fmt, carry)
-        parts.append(render_steps(d, [s for s in d.steps if s.key == "logits"], printer))
-        z = Ref("before", d.outputs["z"][g.chosen])
-        p = Ref("before", d.outputs["p"][g.chosen])
-        piece = case.pieces[g.chosen]
-        line = (f"Chosen: {piece} (id {g.chosen}), the largest logit z = {printer.cell(z)}, "
-                f"p = {printer.cell(p)}")
-        if len(g.tied) > 1:
-            names = " = ".join(f"z_{case.pieces[k]}" for k in g.tied)
-            line += f". {names} exactly: the tie goes to the lowest id, {piece}"
-        parts.append(Text(line + f" -> {_quoted(case.pieces, list(d.case.ids) + [g.chosen])}"))
-    return Group(*parts)
-
-
 def _text(pieces: list[str], ids: list[int]) -> str:
     """The ids as text, ``␣`` written as a space; the words of a vocabulary whose pieces
     never carry ``␣`` (whole words, as the seed 003's) are joined by spaces."""
@@ -198,9 +166,10 @@ def _text(pieces: list[str], ids: list[int]) -> str:
     return joiner.join(pieces[i] for i in ids).replace(SPACE, " ")
 
 
-def _quoted(pieces: list[str], ids: list[int]) -> str:
+def quoted(pieces: list[str], ids: list[int]) -> str:
+    """The ids as text (see :func:`generated_text`) in double quotes: ``"the cat"``."""
     return f'"{_text(pieces, ids)}"'
 
 
 __all__ = ["Choice", "Generated", "certified_argmax", "check_room", "exactly_equal", "generate",
-           "generated_text", "render_generated"]
+           "generated_text", "quoted"]

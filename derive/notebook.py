@@ -5,11 +5,13 @@
     d.step("attention")                    # one step, with its tables and equations
     d.display_format = Format(places=4)    # how the next displays round
 
-:class:`~derive.derivation.Derivation` and :class:`~derive.steps.Step` define
-``_repr_html_`` (the page's steps, without KaTeX: Jupyter typesets the ``\\(...\\)`` math
-itself) and ``_repr_latex_`` (the LaTeX fragment, for ``nbconvert --to latex``, whose
-preamble must load the packages :data:`derive.render_latex.PACKAGES` names). Both call the
-functions below, with the derivation's ``display_format``.
+Importing this module gives :class:`~derive.derivation.Derivation` and
+:class:`~derive.steps.Step` their ``_repr_html_`` (the page's steps, without KaTeX: Jupyter
+typesets the ``\\(...\\)`` math itself) and ``_repr_latex_`` (the LaTeX fragment, for
+``nbconvert --to latex``, whose preamble must load the packages
+:data:`derive.render_latex.PACKAGES` names): the functions :func:`html` and :func:`latex`
+below, with the derivation's ``display_format``. The two classes live below the renderers
+(DESIGN.md, "Structure"), so the displays are attached here rather than defined there.
 """
 
 from __future__ import annotations
@@ -54,3 +56,8 @@ def latex(obj: Derivation | Step) -> str | None:
         return None
     derivation, steps = found
     return render_latex(derivation, derivation.display_format, steps)
+
+
+for _cls in (Derivation, Step):  # see the module docstring
+    _cls._repr_html_ = html
+    _cls._repr_latex_ = latex

@@ -1,4 +1,5 @@
-"""The worked example as Rich tables, step by step (the seed 000's layout)."""
+"""The worked example as Rich tables, step by step (the seed 000's layout), and a greedy
+generation (``derive generate``) as the logits step of each new token."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from .case import Case
 from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
-from .steps import Step
+from .generate import Generated, quoted
+from .rounding import Format
+from .steps import Ref, Step
 
 
 def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, exact: bool = False) -> Group:
@@ -35,6 +39,31 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
         parts += _note_lines(notes)
         if exact and step.equations:
             parts.append(_exact_lines(derivation, eq_refs))
+    return Group(*parts)
+
+
+def render_generated(case: Case, steps: list[Generated], fmt: Format, carry: str = "exact"):
+    """A Rich renderable of a greedy generation: per new token, the prompt it read, the
+    logits and softmax table of that derivation (its step ``logits``, rounded and noted as
+    by ``derive run`` under ``fmt`` and ``carry``) and the chosen token, ties named."""
+    parts = [Text(f"Greedy generation: {len(steps)} new token{'s' if len(steps) > 1 else ''} after "
+                  f"{quoted(case.pieces, case.ids)}, each the argmax of the logits (the most probable "
+                  "token); a tie goes to the lowest id.")]
+    for n, g in enumerate(steps, 1):
+        d = g.derivation
+        parts.append(Text(f"\nNew token {n} of {len(steps)}, after {quoted(case.pieces, d.case.ids)} "
+                          f"({len(d.case.ids)} tokens)", style="bold"))
+        printer = Printer(d, fmt, carry)
+        parts.append(render_steps(d, [s for s in d.steps if s.key == "logits"], printer))
+        z = Ref("before", d.outputs["z"][g.chosen])
+        p = Ref("before", d.outputs["p"][g.chosen])
+        piece = case.pieces[g.chosen]
+        line = (f"Chosen: {piece} (id {g.chosen}), the largest logit z = {printer.cell(z)}, "
+                f"p = {printer.cell(p)}")
+        if len(g.tied) > 1:
+            names = " = ".join(f"z_{case.pieces[k]}" for k in g.tied)
+            line += f". {names} exactly: the tie goes to the lowest id, {piece}"
+        parts.append(Text(line + f" -> {quoted(case.pieces, list(d.case.ids) + [g.chosen])}"))
     return Group(*parts)
 
 

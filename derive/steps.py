@@ -74,11 +74,5 @@ class Step:
     tables: list[Table] = field(default_factory=list)
     equations: list[Equation] = field(default_factory=list)
     derivation = None  # the Derivation this step belongs to, set by it (not a field: no cycle in asdict)
-
-    def _repr_html_(self) -> str | None:
-        from .notebook import html
-        return html(self)
-
-    def _repr_latex_(self) -> str | None:
-        from .notebook import latex
-        return latex(self)
+    # In Jupyter a step displays itself: derive.notebook, in the outputs layer, gives Step its
+    # _repr_html_ and _repr_latex_ when it is imported (the table model imports no renderer).

@@ -1,0 +1,137 @@
+"""The layers point one way (DESIGN.md, "Structure"): engine <- rules <- derivation <-
+outputs and checker <- CLI, as the import-linter contract in pyproject.toml states.
+
+The contract is checked on the package laid out as it is installed: pyproject.toml's
+``[tool.setuptools.package-dir]`` puts rules/ at derive/rules, which a plain
+``lint-imports`` in a checkout would not see. Each check runs ``lint-imports`` in a fresh
+interpreter on such a copy, so a deliberately broken copy can be linted too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+CONTRACTS = {c["id"]: c for c in PYPROJECT["tool"]["importlinter"]["contracts"]}
+ENGINE = [f"derive.{m.strip()}" for m in CONTRACTS["layers"]["layers"][-1].split(":")]
+
+
+def stage(dest: Path) -> Path:
+    """Copy the package to ``dest`` as pyproject.toml installs it (derive.rules from
+    rules/, ...) and return ``dest``, the folder to put first on sys.path."""
+    ignore = shutil.ignore_patterns("__pycache__", "katex")
+    dirs = PYPROJECT["tool"]["setuptools"]["package-dir"]
+    shutil.copytree(ROOT / dirs["derive"], dest / "derive", ignore=ignore)
+    for package, folder in dirs.items():
+        if package != "derive":
+            shutil.copytree(ROOT / folder, dest / package.replace(".", "/"), ignore=ignore)
+    return dest
+
+
+def lint(staged: Path) -> subprocess.CompletedProcess:
+    """Run lint-imports with pyproject.toml's contracts on the package staged in ``staged``."""
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, "
+            "no_cache=True, no_logo=True))")
+    return subprocess.run([sys.executable, "-c", code], cwd=staged, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(staged), "PYTHONDONTWRITEBYTECODE": "1"})
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory) -> Path:
+    return stage(tmp_path_factory.mktemp("installed"))
+
+
+def test_contract_holds(staged):
+    result = lint(staged)
+    assert "Contracts: 2 kept, 0 broken." in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 0
+
+
+def test_engine_list_is_one():
+    """The forbidden contract's engine is the layers contract's lowest layer."""
+    assert CONTRACTS["engine-external"]["source_modules"] == ENGINE
+    assert set(CONTRACTS["engine-external"]["forbidden_modules"]) == {"rich", "typer", "jinja2"}
+
+
+BREAKS = [  # (module, line appended to it, what lint-imports must then report)
+    ("rounding.py", "from derive import render_html", "derive.rounding is not allowed to import derive.render_html"),
+    ("graph.py", "from derive.rules import linear", "derive.graph is not allowed to import derive.rules"),
+    ("steps.py", "from derive import derivation", "derive.steps is not allowed to import derive.derivation"),
+    ("rules/linear.py", "from derive import cells", "derive.rules is not allowed to import derive.cells"),
+    ("case.py", "from derive import cli", "derive.case is not allowed to import derive.cli"),
+    ("evaluate.py", "import rich", "derive.evaluate is not allowed to import rich"),
+    ("errors.py", "import jinja2", "derive.errors is not allowed to import jinja2"),
+]
+
+
+@pytest.mark.parametrize("module, line, report", BREAKS, ids=[b[0] + ": " + b[1] for b in BREAKS])
+def test_broken_layer_is_caught(tmp_path, module, line, report):
+    staged = stage(tmp_path)
+    path = staged / "derive" / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # an import against the layers\n",
+                    encoding="utf-8")
+    result = lint(staged)
+    assert result.returncode == 1
+    assert report in result.stdout, result.stdout
+
+
+def test_unplaced_module_is_caught(tmp_path):
+    staged = stage(tmp_path)
+    (staged / "derive" / "newcomer.py").write_text('"""A module in no layer."""\n', encoding="utf-8")
+    result = lint(staged)
+    assert result.returncode == 1
+    assert "not listed as layers" in result.stdout and "- derive.newcomer" in result.stdout, result.stdout
+
+
+def loaded_by(statement: str) -> list[str]:
+    """The modules a fresh interpreter has loaded after ``statement``."""
+    code = f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_engine_loads_nothing_above_it():
+    modules = loaded_by("import " + ", ".join(ENGINE))
+    assert set(ENGINE) <= set(modules)  # the statement did import them
+    tops = {m.partition(".")[0] for m in modules}
+    assert not tops & {"rich", "typer", "jinja2"}
+    derive = [m for m in modules if m == "derive" or m.startswith("derive.")]
+    assert not [m for m in derive if m.startswith("derive.rules")]
+    assert set(derive) - set(ENGINE) == {"derive"}  # no derivation, output or CLI module either
+
+
+def test_public_api_is_lazy():
+    """``import derive`` loads none of the modules behind its names until one is used."""
+    assert [m for m in loaded_by("import derive") if m.startswith("derive.")] == []
+    modules = loaded_by("from derive import Format")
+    assert "derive.rounding" in modules and "derive.derivation" not in modules
+
+
+def test_notebook_attaches_the_displays():
+    """The README's notebook lines: importing derive.notebook makes steps display."""
+    code = ("from derive.notebook import load; d = load('cat-climbed'); "
+            "print(d.step('attention')._repr_html_().count('<details class=\"step\"'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+
+
+def test_readme_python_api_runs():
+    """The README's "Python API" lines run as written; the seed 000's L = 0.928 checks out."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    code = "\n".join(line[4:] for line in section.splitlines() if line.startswith("    "))
+    names: dict = {}
+    exec(compile(code, "README.md", "exec"), names)
+    d, L, derive = names["d"], names["L"], names["derive"]
+    assert d.decimal(L, derive.Format()) == "0.928"
+    assert [v.status for v in derive.Checker(d).check_text("L = 0.928\nL = 0.950")] == ["correct", "wrong"]
