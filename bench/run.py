@@ -498,7 +498,7 @@ def measure_case(path: str, load_case, derive, Format, runs: int) -> dict:
     tracemalloc.stop()
     return {"cpu": median(timings, 0), "wall": median(timings, 1), "peak": peak,
             "nodes": len(dv.graph.nodes), "quantities": len(dv.quantities()),
-            "undecided": sum("undecided" in t for t in texts.values()), "prec": max(dv._evaluations)}
+            "undecided": sum("undecided" in t for t in texts.values()), "prec": max(dv.precisions)}
 
 
 def log_slope(points: list[tuple[float, float]]) -> float:
@@ -625,7 +625,7 @@ def main(argv=None) -> int:
     undecided = sum(1 for t in texts.values() if "undecided" in t)
     nodes = len(dv.graph.nodes)
     print(f"graph nodes: {nodes}; quantities rounded: {len(refs)} ({undecided} undecided); "
-          f"working precision reached: {max(getattr(dv, '_evaluations', None) or [0])} bits")
+          f"working precision reached: {max(dv.precisions, default=0)} bits")
     print(f"load_case + derive() + decimals(all, 3 places): median of {args.runs}: "
           f"{fmt_s(d_cpu)} CPU, {fmt_s(d_wall)} wall (min {fmt_s(min(r[0] for r in runs))}, "
           f"max {fmt_s(max(r[0] for r in runs))} CPU); the first call (imports the rules): {fmt_s(first[0])} CPU")

@@ -5,15 +5,25 @@ into one expression, which grows exponentially with depth). Rational nodes stay 
 fmpq; the others are arb balls at the working precision ``prec`` (bits). Reverse mode
 accumulates ``dL/dnode`` from the loss back to the weights (the chain rule, as in
 micrograd), and the SGD step is ``theta <- theta - eta dL/dtheta`` (seed 000, step 2b).
+An :class:`Evaluator` keeps a graph's evaluations by precision and doubles the precision
+until every branch is decided (DESIGN.md, "Correct rounding").
 """
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from flint import ctx, fmpq
 
+from .errors import EvaluationError
 from .graph import Graph, NeedPrecision, Undefined, Value, is_zero
+from .steps import Ref
+
+START_PREC = 128  # bits; enough for 30 significant digits of the JSON ``value`` field
+MAX_PREC = 128 * 2 ** 7
 
 
 @dataclass
@@ -106,4 +116,83 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
     return Evaluation(prec, before, grads, updated, after)
 
 
-__all__ = ["Evaluation", "Pass", "NeedPrecision", "Undefined", "backward", "evaluate", "forward"]
+class Evaluator:
+    """The evaluations of one graph, computed on demand and kept by working precision.
+
+    Args:
+        graph: the quantities. loss: node id of L, or None (no gradients, no step).
+        learning_rate: eta of the SGD step, exact. trained: the parameter names the step
+            moves (None: all of them), as for :func:`evaluate`.
+        file: the case file that errors name.
+        explain: turns an :class:`Undefined` (node id in ``args[1]``) into the
+            :class:`EvaluationError` the user sees, naming the field at fault; by default
+            the error carries the Undefined's own message.
+    """
+
+    def __init__(self, graph: Graph, loss: int | None, learning_rate: fmpq,
+                 trained: tuple[str, ...] | None = None, file: str | None = None,
+                 explain: Callable[[Undefined], EvaluationError] | None = None):
+        self.graph = graph
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.trained = trained
+        self.file = file
+        self.explain = explain or (lambda exc: EvaluationError(str(exc.args[0]), file=file))
+        self._evaluations: dict[int, Evaluation] = {}
+
+    @property
+    def precisions(self) -> tuple[int, ...]:
+        """The working precisions (bits) evaluated so far, lowest first."""
+        return tuple(sorted(self._evaluations))
+
+    def evaluation(self, prec: int = START_PREC) -> Evaluation:
+        """The evaluation at ``prec`` bits, or at the first higher precision (doubling, up
+        to MAX_PREC) where every branch (ReLU at 0, a division) is decided.
+
+        Raises:
+            EvaluationError: a branch is still undecided at MAX_PREC bits, or the forward
+                pass is undefined (from ``explain``).
+        """
+        while prec not in self._evaluations:
+            try:
+                with gc_paused():
+                    self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
+                                                       self.trained)
+            except NeedPrecision:
+                if prec >= MAX_PREC:
+                    raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",
+                                          file=self.file) from None
+                prec *= 2
+            except Undefined as exc:
+                raise self.explain(exc) from None
+        return self._evaluations[prec]
+
+    def value(self, ref: Ref, prec: int = START_PREC) -> Value:
+        """The value (fmpq or arb) of one quantity at ``prec`` bits (see :meth:`evaluation`)."""
+        ev = self.evaluation(prec)
+        if ref.phase == "before":
+            return ev.before.values[ref.id]
+        if ref.phase == "after":
+            return ev.after.values[ref.id]
+        return (ev.grads if ref.phase == "grad" else ev.updated)[ref.id]
+
+
+@contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a block (building or evaluating a
+    graph), and restart it after, if it was running. Building and evaluating a large
+    case create hundreds of thousands of objects that stay alive, and every full
+    collection walks all of them, so the collections cost time that grows faster than
+    the graph; nothing is lost: a cycle made meanwhile is collected once the collector
+    runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+__all__ = ["MAX_PREC", "START_PREC", "Evaluation", "Evaluator", "Pass", "NeedPrecision", "Undefined", "backward",
+           "evaluate", "forward", "gc_paused"]

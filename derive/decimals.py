@@ -1,0 +1,84 @@
+"""Correctly rounded decimals of a graph's quantities (DESIGN.md, "Correct rounding").
+
+Each quantity is rounded from its ball at the working precision; a ball that straddles a
+rounding boundary is tried on its exact form first (at the starting precision: almost
+always a rational sitting on the boundary), then evaluated again at doubled precision up
+to MAX_PREC bits, and what is left takes the exact path or is reported as undecided.
+"""
+
+from __future__ import annotations
+
+from .errors import EvaluationError
+from .evaluate import MAX_PREC, START_PREC, Evaluator
+from .exact import ExactForms
+from .rounding import Format, TooLarge, format_fraction, format_value
+from .steps import Ref
+
+UNDECIDED = "undecided"
+
+
+class Rounder:
+    """Rounds the quantities of one graph under any :class:`~derive.rounding.Format`.
+
+    Args:
+        evaluator: the values, at any working precision. forms: their exact forms, for
+            the exact path. file: the case file that errors name.
+    """
+
+    def __init__(self, evaluator: Evaluator, forms: ExactForms, file: str | None = None):
+        self.evaluator = evaluator
+        self.forms = forms
+        self.file = file
+
+    def decimals(self, refs, fmt: Format) -> dict[Ref, str]:
+        """Correctly rounded text for each ref; ``undecided`` where no precision up to
+        MAX_PREC and no exact simplification decides the last digit.
+
+        Raises:
+            EvaluationError: a value too large to print under ``fmt``, or undefined.
+        """
+        out: dict[Ref, str] = {}
+        pending = list(dict.fromkeys(refs))
+        prec = START_PREC
+        while pending and prec <= MAX_PREC:
+            ev_prec = self.evaluator.evaluation(prec).prec
+            still = []
+            for ref in pending:
+                try:
+                    text = format_value(self.evaluator.value(ref, ev_prec), fmt)
+                except TooLarge as exc:
+                    label = self.evaluator.graph.nodes[ref.id].meta.label
+                    raise EvaluationError(f"{label}: {exc}", file=self.file) from None
+                if text is None and prec == START_PREC:
+                    # A ball that still touches a rounding boundary at START_PREC bits is
+                    # almost always a rational sitting on it (an e^s / e^s = 1 weight times
+                    # a rational value): try its exact form before re-evaluating the whole
+                    # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
+                    text = self._exact_rational(ref, fmt)
+                if text is None:
+                    still.append(ref)
+                else:
+                    out[ref] = text
+            pending, prec = still, max(prec, ev_prec) * 2
+        for ref in pending:
+            out[ref] = self._exact_path(ref, fmt)
+        return out
+
+    def decimal(self, ref: Ref, fmt: Format) -> str:
+        """Correctly rounded text of one quantity (see :meth:`decimals`)."""
+        return self.decimals([ref], fmt)[ref]
+
+    def _exact_path(self, ref: Ref, fmt: Format) -> str:
+        """Decide a value a ball cannot: simplify its closed form to a rational."""
+        text = self._exact_rational(ref, fmt)
+        if text is not None:
+            return text
+        return f"{UNDECIDED} at 10^-{fmt.places}" if fmt.places is not None else UNDECIDED
+
+    def _exact_rational(self, ref: Ref, fmt: Format) -> str | None:
+        """The correctly rounded text of a forward quantity whose closed form simplifies to
+        a rational (:meth:`ExactForms.rational`), else None."""
+        if ref.phase != "before":
+            return None
+        known = self.forms.rational(ref.id)
+        return None if known is None else format_fraction(known, fmt)

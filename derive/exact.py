@@ -1,0 +1,121 @@
+"""Exact forms of a graph's quantities, as SymPy expressions.
+
+A quantity whose value is rational is that Rational. Any other forward quantity is its
+operation applied to its parents' forms (``sqrt(3)/2``, ``exp(2/5)/(1 + exp(2/5))``) while
+the tree stays small; past that it is its *definition*, the operation applied to its
+parents' names (``-log(p(␣roof))``). The rounding's exact path asks whether a larger form
+(up to EXACT_PATH_SIZE operations) simplifies to a rational (DESIGN.md, "Correct rounding").
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy
+
+from .evaluate import Evaluator
+from .graph import Graph, is_exact
+from .steps import Ref
+
+CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
+EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
+
+
+class ExactForms:
+    """The exact forms of one graph's quantities, each built once per size limit.
+
+    Args:
+        graph: the quantities. evaluator: their values (a form is a Rational where the
+            value is exact). learning_rate: eta, as the case gives it, printed in the exact
+            form of a weight after the SGD step.
+    """
+
+    def __init__(self, graph: Graph, evaluator: Evaluator, learning_rate):
+        self.graph = graph
+        self.evaluator = evaluator
+        self.learning_rate = learning_rate
+        self._forms: dict[int, dict] = {}
+        self._rationals: dict[int, Fraction | None] = {}
+
+    def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
+        """The exact SymPy form of a forward quantity: a Rational when the value is rational,
+        else its operation applied to its parents' forms while the tree stays within
+        ``limit`` operations; past that, a symbol named after the quantity."""
+        return self._form(node_id, limit, self._forms.setdefault(limit, {}))[0]
+
+    def _form(self, node_id: int, limit: int, memo: dict) -> tuple[sympy.Expr, int]:
+        if node_id in memo:
+            return memo[node_id]
+        node = self.graph.nodes[node_id]
+        v = self.evaluator.value(Ref("before", node_id))
+        if is_exact(v):
+            result = (sympy.Rational(int(v.p), int(v.q)), 1)
+        else:
+            parts = [self._form(p, limit, memo) for p in node.parents]
+            form, size = sympy.Symbol(node.meta.label), limit + 1
+            if all(part_size <= limit for _, part_size in parts):
+                built = node.op.sympy([f for f, _ in parts])
+                built_size = _tree_size(built, limit)
+                if built_size <= limit:  # SymPy's own simplification often keeps it small
+                    form, size = built, built_size
+            result = (form, size)
+        memo[node_id] = result
+        return result
+
+    def rational(self, node_id: int) -> Fraction | None:
+        """The rational a forward quantity's closed form (at most EXACT_PATH_SIZE
+        operations) simplifies to, else None. Each quantity is simplified once."""
+        known = self._rationals.get(node_id, False)
+        if known is False:
+            form = self.closed_form(node_id, EXACT_PATH_SIZE)
+            simple = form if form.free_symbols else sympy.simplify(form)
+            known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
+            self._rationals[node_id] = known
+        return known
+
+    def definition(self, node_id: int) -> sympy.Expr:
+        """The quantity's operation applied to its parents, named by their labels."""
+        node = self.graph.nodes[node_id]
+        if node.op is None:
+            return sympy.Rational(int(node.leaf.p), int(node.leaf.q))
+        return node.op.sympy([self._named(p) for p in node.parents])
+
+    def _named(self, node_id: int) -> sympy.Expr:
+        node = self.graph.nodes[node_id]
+        if node.op is None and not node.meta.param:
+            return sympy.Rational(int(node.leaf.p), int(node.leaf.q))
+        if node.meta.symbol is None and node.op is not None:
+            return self.definition(node_id)
+        return sympy.Symbol(node.meta.label)
+
+    def exact_text(self, ref: Ref) -> str:
+        """The exact form as text: the fraction, a compact closed form, or the definition.
+        A forward quantity the exact path has already found rational (see
+        :meth:`rational`) is that fraction."""
+        v = self.evaluator.value(ref)
+        if is_exact(v):
+            return str(sympy.Rational(int(v.p), int(v.q)))
+        label = self.graph.nodes[ref.id].meta.label
+        if ref.phase == "grad":
+            return f"dL/d{label}"
+        if ref.phase == "updated":
+            return f"{label} - {self.learning_rate}*dL/d{label}"
+        if ref.phase == "after":
+            return f"{sympy.sstr(self.definition(ref.id))} (with the updated weights)"
+        rational = self._rationals.get(ref.id)
+        if isinstance(rational, Fraction):
+            return str(rational)
+        form = self.closed_form(ref.id)
+        if isinstance(form, sympy.Symbol):
+            form = self.definition(ref.id)
+        return sympy.sstr(form)
+
+
+def _tree_size(expr: sympy.Expr, limit: int) -> int:
+    """The number of nodes of a SymPy expression tree, counted up to limit + 1."""
+    count = 0
+    for _ in sympy.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            break
+    return count

@@ -1,0 +1,125 @@
+"""The pieces a Derivation delegates to, each on a graph of a few nodes and no case:
+the Evaluator (precision escalation, undefined values), ExactForms and the Rounder.
+
+Expected values are worked out here from the mathematics (sqrt(2) against a decimal
+approximation by integer square roots, sin^2 + cos^2 = 1), not taken from derive.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import isqrt
+
+import pytest
+import sympy
+
+from derive.decimals import UNDECIDED, Rounder
+from derive.errors import EvaluationError
+from derive.evaluate import MAX_PREC, START_PREC, Evaluator
+from derive.exact import ExactForms
+from derive.graph import Cos, Div, Graph, Lin, Meta, Mul, Relu, Sin, Sqrt
+from derive.rounding import Format
+from derive.steps import Ref
+
+DIGITS = 45  # sqrt(2) - c for c = sqrt(2) cut after 45 decimals is below 2^-128 (about 3e-39)
+C = Fraction(isqrt(2 * 10 ** (2 * DIGITS)), 10 ** DIGITS)  # floor(sqrt(2) 10^45) / 10^45
+
+
+def sqrt2_graph() -> tuple[Graph, int, int]:
+    """x = 2, r = sqrt(x), and the ids of r and of m = relu(r - C)."""
+    g = Graph()
+    x = g.leaf(Fraction(2), Meta("x", "x"))
+    r = g.add(Sqrt(), [x], Meta("r", "r"))
+    m = g.add(Relu(), [g.add(Lin([1], -C), [r], Meta("d", "d"))], Meta("m", "m"))
+    return g, r, m
+
+
+def test_evaluator_doubles_the_precision_until_a_branch_is_decided():
+    g, r, m = sqrt2_graph()
+    ev = Evaluator(g, None, Fraction(0))
+    assert 0 < Fraction(2) - C * C  # C < sqrt(2): relu(r - C) is positive, decided only past 128 bits
+    assert ev.evaluation().prec == 2 * START_PREC
+    assert ev.precisions == (2 * START_PREC,)  # 128 bits could not decide, so nothing is kept there
+    assert ev.value(Ref("before", m), 4 * START_PREC) > 0
+    assert ev.precisions == (2 * START_PREC, 4 * START_PREC)
+
+
+def test_evaluator_gives_up_at_max_prec_naming_the_file():
+    g = Graph()
+    r = g.add(Sqrt(), [g.leaf(Fraction(2), Meta("x", "x"))], Meta("r", "r"))
+    square = g.add(Mul(), [r, r], Meta("s", "s"))  # sqrt(2)^2 is a ball around 2 at any precision
+    g.add(Relu(), [g.add(Lin([1], -2), [square], Meta("d", "d"))], Meta("m", "m"))
+    with pytest.raises(EvaluationError, match="cannot be decided") as info:
+        Evaluator(g, None, Fraction(0), file="tiny.toml").evaluation()
+    assert info.value.file == "tiny.toml"
+    assert MAX_PREC > START_PREC
+
+
+def undefined_graph() -> Graph:
+    g = Graph()
+    one = g.leaf(Fraction(1), Meta("a", "a"))
+    zero = g.leaf(Fraction(0), Meta("b", "b"))
+    g.add(Div(), [one, zero], Meta("q", "q_1"))
+    return g
+
+
+def test_evaluator_reports_an_undefined_value():
+    with pytest.raises(EvaluationError, match="q_1: division by zero") as info:
+        Evaluator(undefined_graph(), None, Fraction(0), file="tiny.toml").evaluation()
+    assert info.value.file == "tiny.toml"
+
+
+def test_evaluator_lets_the_caller_name_the_field():
+    def explain(exc):
+        return EvaluationError("b is 0", file="tiny.toml", field="b", expected="b != 0")
+
+    with pytest.raises(EvaluationError, match="field b: b is 0"):
+        Evaluator(undefined_graph(), None, Fraction(0), explain=explain).evaluation()
+
+
+def half_graph() -> tuple[Graph, int]:
+    """h = (sin(1)^2 + cos(1)^2) / 2: exactly 1/2, but a ball around it at any precision,
+    and a form SymPy leaves as it is until it is simplified."""
+    g = Graph()
+    one = g.leaf(Fraction(1), Meta("x", "x"))
+    s, c = g.add(Sin(), [one], Meta("s", "s")), g.add(Cos(), [one], Meta("c", "c"))
+    squares = [g.add(Mul(), [v, v], Meta(None, f"{v}^2")) for v in (s, c)]
+    return g, g.add(Lin([Fraction(1, 2), Fraction(1, 2)]), squares, Meta("h", "h"))
+
+
+def pieces(g: Graph) -> tuple[Evaluator, ExactForms, Rounder]:
+    ev = Evaluator(g, None, Fraction(0))
+    forms = ExactForms(g, ev, Fraction(1, 10))
+    return ev, forms, Rounder(ev, forms)
+
+
+def test_rounder_takes_the_exact_path_on_a_boundary():
+    g, h = half_graph()
+    ev, forms, rounder = pieces(g)
+    ref = Ref("before", h)
+    assert forms.exact_text(ref) == "cos(1)**2/2 + sin(1)**2/2"  # before the exact path ran
+    assert rounder.decimal(ref, Format(places=0)) == "1"  # 1/2 rounds half away from zero to 1
+    assert rounder.decimal(ref, Format(places=0, mode="half-even")) == "0"  # and half to even to 0
+    assert rounder.decimal(ref, Format(places=3)) == "0.500"
+    assert forms.rational(h) == Fraction(1, 2)
+    assert forms.exact_text(ref) == "1/2"  # known exactly now
+    assert ev.precisions == (START_PREC,)  # decided without evaluating again
+
+
+def test_rounder_decides_by_precision_where_a_ball_can():
+    g, r, m = sqrt2_graph()
+    _, _, rounder = pieces(g)
+    # sqrt(2) = 1.41421356237309504880168872420969807856967187537694...
+    assert rounder.decimal(Ref("before", r), Format(places=20)) == "1.41421356237309504880"
+    assert rounder.decimal(Ref("before", r), Format(places=None, sig=3)) == "1.41"
+    assert UNDECIDED not in rounder.decimals([Ref("before", r), Ref("before", m)], Format(places=50)).values()
+
+
+def test_exact_forms():
+    g, r, m = sqrt2_graph()
+    ev, forms, _ = pieces(g)
+    assert forms.closed_form(r) == sympy.sqrt(2)
+    assert forms.closed_form(m) == sympy.Max(0, sympy.sqrt(2) - sympy.Rational(C.numerator, C.denominator))
+    assert forms.definition(m) == sympy.Max(0, sympy.Symbol("d"))  # the parent by its name
+    assert forms.exact_text(Ref("before", 0)) == "2"
+    assert forms.rational(r) is None  # sqrt(2) is irrational
