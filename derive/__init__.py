@@ -36,7 +36,14 @@ Names:
 from __future__ import annotations
 
 from importlib import import_module
+from pkgutil import extend_path
 from typing import TYPE_CHECKING
+
+# In a checkout, derive/ holds no rules/ or cases/ (pyproject.toml installs them as
+# derive.rules and derive.cases): run from there (``python -m derive`` with the checkout
+# first on sys.path), derive/ shadows the installed package, whose rules and cases are
+# then found through this path.
+__path__ = extend_path(__path__, __name__)
 
 _HOMES = {  # public name -> the module that defines it
     "load_case": "derive.case",

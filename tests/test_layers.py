@@ -93,15 +93,20 @@ def test_unplaced_module_is_caught(tmp_path):
     assert "not listed as layers" in result.stdout and "- derive.newcomer" in result.stdout, result.stdout
 
 
-def loaded_by(statement: str) -> list[str]:
+def python(code: str, cwd: Path) -> str:
+    """What a fresh interpreter prints running ``code`` in ``cwd`` (not the checkout, so
+    that the package imported is the one installed, as in CI)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=cwd).stdout
+
+
+def loaded_by(statement: str, cwd: Path) -> list[str]:
     """The modules a fresh interpreter has loaded after ``statement``."""
-    code = f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    return json.loads(python(f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))", cwd))
 
 
-def test_engine_loads_nothing_above_it():
-    modules = loaded_by("import " + ", ".join(ENGINE))
+def test_engine_loads_nothing_above_it(tmp_path):
+    modules = loaded_by("import " + ", ".join(ENGINE), tmp_path)
     assert set(ENGINE) <= set(modules)  # the statement did import them
     tops = {m.partition(".")[0] for m in modules}
     assert not tops & {"rich", "typer", "jinja2"}
@@ -110,19 +115,18 @@ def test_engine_loads_nothing_above_it():
     assert set(derive) - set(ENGINE) == {"derive"}  # no derivation, output or CLI module either
 
 
-def test_public_api_is_lazy():
+def test_public_api_is_lazy(tmp_path):
     """``import derive`` loads none of the modules behind its names until one is used."""
-    assert [m for m in loaded_by("import derive") if m.startswith("derive.")] == []
-    modules = loaded_by("from derive import Format")
+    assert [m for m in loaded_by("import derive", tmp_path) if m.startswith("derive.")] == []
+    modules = loaded_by("from derive import Format", tmp_path)
     assert "derive.rounding" in modules and "derive.derivation" not in modules
 
 
-def test_notebook_attaches_the_displays():
+def test_notebook_attaches_the_displays(tmp_path):
     """The README's notebook lines: importing derive.notebook makes steps display."""
     code = ("from derive.notebook import load; d = load('cat-climbed'); "
             "print(d.step('attention')._repr_html_().count('<details class=\"step\"'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "1"
+    assert python(code, tmp_path).strip() == "1"
 
 
 def test_readme_python_api_runs():
