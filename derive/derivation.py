@@ -18,6 +18,7 @@ from functools import partial
 
 import sympy
 
+from . import registry
 from .case import Case
 from .decimals import UNDECIDED, Rounder
 from .errors import EvaluationError
@@ -134,18 +135,21 @@ class Derivation:
 
 def _undefined(case: Case, graph: Graph, exc: Undefined) -> EvaluationError:
     """The user's error for an undefined forward pass (node id in ``exc.args[1]``): a
-    division by a LayerNorm's sigma = 0 names the row and the eps field; any other, the
-    quantity."""
+    division by a norm's statistic = 0 (LayerNorm's sigma, RMSNorm's rms) names the row and
+    the eps field the norm declares (its registered ``undefined``); any other, the quantity."""
     node_id = exc.args[1] if len(exc.args) > 1 else None
     node = graph.nodes[node_id] if node_id is not None else None
     if node is not None and isinstance(node.op, Div):
-        sigma = graph.nodes[node.parents[1]].meta
-        if sigma.symbol == "sigma":
-            where = f"row {sigma.position}" + (f" of block {sigma.block}" if sigma.block else "")
-            return EvaluationError(
-                f"the LayerNorm ({sigma.norm}) of {where} is of a constant row: its variance is 0 and "
-                f"eps = {case.conventions.layernorm_eps}, so sigma = 0 and (x - mu) / sigma divides by zero",
-                file=case.path, field="conventions.layernorm_eps", expected="eps > 0")
+        stat = graph.nodes[node.parents[1]].meta
+        if stat.norm is not None:  # a norm's statistic (sigma, rms) of one row is 0
+            slot = "lnf" if stat.norm == "final" else stat.norm
+            op = registry.get(case.final_norm if slot == "lnf" else case.blocks[stat.block - 1].norms[slot])
+            if op.undefined is not None:
+                field, message = op.undefined
+                eps = getattr(case.conventions, field)
+                where = f"row {stat.position}" + (f" of block {stat.block}" if stat.block else "")
+                return EvaluationError(f"the {op.title} ({stat.norm}) of {where} {message.format(eps=eps)}",
+                                       file=case.path, field=f"conventions.{field}", expected="eps > 0")
     return EvaluationError(str(exc.args[0]), file=case.path)
 
 

@@ -99,6 +99,9 @@ class Operation:
             see the modules of ``rules/``). op: for an activation, the scalar graph
             operation it applies.
         symbols: the JSON ``symbol`` of each quantity it names, with its meaning.
+        undefined: for a norm, when its divisor can be 0: the convention field that
+            prevents it (eps) and the message's end, with ``{eps}`` for its value
+            (``"is of a constant row: its variance is 0 and eps = {eps}, ..."``).
     """
 
     name: str
@@ -112,6 +115,7 @@ class Operation:
     forward: Callable | None = None
     op: Any = None
     symbols: dict[str, str] = field(default_factory=dict)
+    undefined: tuple[str, str] | None = None
 
 
 OPERATIONS: dict[str, Operation] = {}

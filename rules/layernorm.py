@@ -69,4 +69,6 @@ LAYERNORM = register(Operation(
                    source="torch.nn.LayerNorm (inside)"),
     ),
     forward=layer_norm,
+    undefined=("layernorm_eps", "is of a constant row: its variance is 0 and eps = {eps}, so sigma = 0 "
+                                "and (x - mu) / sigma divides by zero"),
 ))

@@ -45,4 +45,6 @@ RMSNORM = register(Operation(
                             kind="nonnegative", expected="eps >= 0",
                             source="Hugging Face LlamaConfig.rms_norm_eps = 1e-6"),),
     forward=rms_norm,
+    undefined=("rmsnorm_eps", "is a row of zeros: its mean square is 0 and eps = {eps}, so rms = 0 "
+                              "and x / rms divides by zero"),
 ))

@@ -142,3 +142,19 @@ def test_every_json_symbol_is_declared_by_an_operation():
         found = {r["symbol"] for r in records(derive(load_case(name)), Format())}
         assert found <= set(declared), found - set(declared)
     assert {"mu", "sigma", "s", "a", "z", "p", "L", "grad"} <= set(declared)
+
+
+def test_a_norm_that_divides_by_zero_names_its_own_eps(tmp_path):
+    """A row of zeros under RMSNorm with eps = 0 (rms = 0) is a clear error naming the row
+    and conventions.rmsnorm_eps, from the message RMSNorm registers; LayerNorm's names
+    conventions.layernorm_eps (tests/test_bad_input.py)."""
+    from derive.errors import EvaluationError
+    text = SEED.replace("[conventions]\n", '[conventions]\nnorm = "rmsnorm"\nrmsnorm_eps = 0\n', 1)
+    case = load_case(_case(tmp_path, text))
+    row = case.ids[0]
+    case.E[row] = [Fraction(0)] * case.d_model  # x_1 = E[the] + P_1 = 0 when P_1 = 0 too
+    case.P[0] = [Fraction(0)] * case.d_model
+    with pytest.raises(EvaluationError) as err:
+        derive(case).evaluation()
+    message = str(err.value)
+    assert "RMSNorm (ln1) of row 1 of block 1" in message and "conventions.rmsnorm_eps" in message
