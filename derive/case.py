@@ -68,7 +68,9 @@ class Block:
     runs (attention, mlp, or both); ``layernorm`` is false for a block whose sublayers
     read the stream directly (attention exercises such as seed 004's hand-set head);
     ``norms`` names the registered norm of each slot the block has (``ln1`` before
-    attention, ``ln2`` before the MLP).
+    attention, ``ln2`` before the MLP); ``residual`` is false for a block whose sublayers
+    replace the stream instead of adding to it; ``options`` holds the settings its
+    sublayers declare (attention's ``projections``).
     """
 
     matrices: dict[str, Matrix]
@@ -77,6 +79,8 @@ class Block:
     sublayers: tuple[str, ...] = ("attention", "mlp")
     layernorm: bool = True
     norms: dict[str, str] = field(default_factory=dict)
+    residual: bool = True
+    options: dict = field(default_factory=dict)
 
     @property
     def d_mlp(self) -> int:
@@ -310,9 +314,12 @@ class _Reader:
             values[conv.field] = self.convention(conv, table[conv.field]) if conv.field in table else default
         return Conventions(**values)
 
-    def convention(self, conv: registry.Convention, value):
-        """One convention's value, checked against its kind; the error names the field."""
-        where = f"conventions.{conv.field}"
+    def convention(self, conv: registry.Convention, value, table: str = "conventions."):
+        """One convention's value, checked against its kind; the error names the field
+        (``table`` + the field: ``conventions.mask``, ``blocks[1].projections``)."""
+        where = f"{table}{conv.field}"
+        if conv.kind == "choice_or_positive" and value in conv.options():
+            return value
         if conv.kind == "choice":
             options = conv.options()
             if value not in options:
@@ -332,8 +339,12 @@ class _Reader:
             if not isinstance(value, list) or not all(isinstance(t, str) and t in PARAM_NAMES for t in value):
                 raise self.fail(where, _describe(value), '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES))
             return tuple(value)
+        if conv.kind == "choice_or_positive" and (isinstance(value, str) and "/" not in value
+                                                  or isinstance(value, (bool, list, dict))):
+            raise self.fail(where, f"unknown value {_describe(value)}",
+                            "one of " + ", ".join(conv.options()) + " or a number > 0")
         number = self.number(value, where)
-        if conv.kind == "positive" and number <= 0:
+        if conv.kind in ("positive", "choice_or_positive") and number <= 0:
             raise self.fail(where, f"is {number}", "a positive number")
         if conv.kind == "nonnegative" and number < 0:
             raise self.fail(where, f"is {number}, which is negative", conv.expected or "a number >= 0")
@@ -394,19 +405,26 @@ class _Reader:
         if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds):
             raise self.fail(where + "sublayers", _describe(sublayers),
                             "a list of " + " and/or ".join(f'"{k}"' for k in kinds))
-        layernorm = table.get("layernorm", True)
-        if not isinstance(layernorm, bool):
-            raise self.fail(where + "layernorm", _describe(layernorm), "true or false")
+        layernorm, residual = table.get("layernorm", True), table.get("residual", True)
+        for key, value in (("layernorm", layernorm), ("residual", residual)):
+            if not isinstance(value, bool):
+                raise self.fail(where + key, _describe(value), "true or false")
         matrices: dict[str, Matrix] = {}
         vectors: dict[str, Vector] = {}
         norms: dict[str, str] = {}
         heads = None
-        known = {"sublayers", "layernorm"}
+        known = {"sublayers", "layernorm", "residual"}
         dims = {"d_model": d}
+        options = {}
         for name in kinds:
             if name not in sublayers:
                 continue
-            params = registry.get(name).params
+            op = registry.get(name)
+            for option in op.options:
+                known.add(option.field)
+                options[option.field] = (self.convention(option, table[option.field], where)
+                                         if option.field in table else option.default)
+            params = [p for p in op.params if p.needs is None or options[p.needs]]
             if name == "attention" and "heads" in table:  # heads given one by one
                 heads = self.heads(table["heads"], where + "heads", d)
                 width = sum(len(h["W_V"][0]) for h in heads)
@@ -438,7 +456,7 @@ class _Reader:
         if unknown:
             raise self.fail(where + unknown[0], "unknown field (or one this block's sublayers do not use)",
                             "one of " + ", ".join(sorted(known)))
-        return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms)
+        return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms, residual, options)
 
     def norm_choice(self, table: dict, key: str, where: str, default: str) -> str:
         """The norm a slot uses: ``table[key]``, one of the registered norms, else ``default``."""

@@ -32,7 +32,8 @@ class Convention:
         meaning: one line: what the switch does.
         kind: how the value is read: ``choice`` (one of ``choices``), ``number`` (any exact
             number), ``nonnegative``, ``positive``, ``count`` (an integer >= 0), ``bool``,
-            or ``weights`` (``"all"`` or a list of weight names).
+            ``weights`` (``"all"`` or a list of weight names), or ``choice_or_positive``
+            (one of ``choices`` or an exact number > 0).
         choices: for ``choice``: each accepted value with its one-line meaning; a callable
             returning that mapping when the choices are other operations (activations).
         slips: the choices a reader may use by mistake, with the phrase the checker prints
@@ -71,6 +72,8 @@ class Param:
         shape: the dimensions by name, ``("d_model", "d_mlp")``; a vector has one.
         meaning: one line. trainable: whether the SGD step may move it.
         optional: absent means none (a bias 0, a gain 1).
+        needs: the option of its operation that must be true for the weight to exist
+            (attention's W_Q needs ``projections``).
     """
 
     name: str
@@ -78,6 +81,7 @@ class Param:
     meaning: str
     trainable: bool = True
     optional: bool = False
+    needs: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,9 @@ class Operation:
             see the modules of ``rules/``). op: for an activation, the scalar graph
             operation it applies.
         symbols: the JSON ``symbol`` of each quantity it names, with its meaning.
+        options: for a sublayer, settings a block states for it (a field of the
+            ``[[blocks]]`` table, read as a :class:`Convention` of that kind:
+            attention's ``projections = false``).
         undefined: for a norm, when its divisor can be 0: the convention field that
             prevents it (eps) and the message's end, with ``{eps}`` for its value
             (``"is of a constant row: its variance is 0 and eps = {eps}, ..."``).
@@ -116,6 +123,7 @@ class Operation:
     op: Any = None
     symbols: dict[str, str] = field(default_factory=dict)
     undefined: tuple[str, str] | None = None
+    options: tuple[Convention, ...] = ()
 
 
 OPERATIONS: dict[str, Operation] = {}

@@ -40,13 +40,19 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
         _given_heads(graph, case, block_no, block, x)
     heads = []
     for h, (q, k, v, d_h) in enumerate(projections, 1):
-        scale = case.d_model if case.conventions.score_scale == "d_model" else d_h
-        root = graph.scratch(Sqrt(), (constant(graph, scale, case.conventions.score_scale),), f"sqrt({scale})")
+        scale = {"d_model": case.d_model, "d_k": d_h, "none": 1}.get(case.conventions.score_scale,
+                                                                      case.conventions.score_scale)
+        root = graph.scratch(Sqrt(), (constant(graph, scale, "scale"),), f"sqrt({scale})")
         heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
     joined = Array(graph, [[o for head in heads for o in head["o"][t]] for t in range(len(u))])
-    W_O = matrix_leaves(graph, "W_O", block.matrices["W_O"], block_no)
-    b_O = vector_leaves(graph, "b_O", Vb.get("b_O"), block_no)
-    out = (joined @ W_O + b_O if b_O else joined @ W_O).named(entries("attn", "attn_{t}[{c}]", block=block_no)).ids()
+    projected = "W_O" in block.matrices
+    if projected:
+        W_O = matrix_leaves(graph, "W_O", block.matrices["W_O"], block_no)
+        b_O = vector_leaves(graph, "b_O", Vb.get("b_O"), block_no)
+        out = (joined @ W_O + b_O if b_O else joined @ W_O).named(entries("attn", "attn_{t}[{c}]", block=block_no))
+        out = out.ids()
+    else:  # no output projection: the heads' outputs, side by side
+        out = joined.ids()
     tokens = case.tokens
     names = [head_name(block, h) for h in range(1, len(heads) + 1)]
     qkv = Step("qkv", "Query, Key, Value",
@@ -64,20 +70,24 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
                         _weights_table(case, block_no, names[h - 1], head)]
         queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
     scales = sorted({head["scale"] for head in heads})
+    scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
     attn_step = Step("attention", "The attention of each head",
-                     f"s_{{i,j}} = q_i . k_j / sqrt({' or '.join(map(str, scales))}), then a_{{i,j}} = e^s / sum e^s"
+                     f"s_{{i,j}} = q_i . k_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
                      + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
                         "none": " over every j (no mask).",
                         "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
                                                 "(the mask applied after the softmax)."}[case.conventions.mask],
                      attn_tables, queries)
-    mix_cols = ["token"] + [f"o^({h})" for h in range(1, len(heads) + 1)] + ["attn = [o^(1) | ...] W_O"]
-    mix = Step("mix", "Mix the values and join the heads",
-               "Each head averages the values with its weights; the results are placed side by side "
-               "and multiplied by W_O.",
-               [Table(mix_cols, [[f"`{tok}`"] + [vec(head["o"][t]) for head in heads] + [vec(out[t])]
-                                 for t, tok in enumerate(tokens)], title=_titled("o and attn", block_no, case))])
-    return out, [qkv, attn_step, mix]
+    mix_cols = ["token"] + [f"o^({h})" for h in range(1, len(heads) + 1)] + \
+        (["attn = [o^(1) | ...] W_O"] if projected else [])
+    words = "Each head averages the values with its weights" + (
+        "; the results are placed side by side and multiplied by W_O." if projected else
+        (": the context vectors." if len(heads) == 1 else "; the results are placed side by side."))
+    mix = Step("mix", "Mix the values and join the heads" if len(heads) > 1 else "Mix the values", words,
+               [Table(mix_cols, [[f"`{tok}`"] + [vec(head["o"][t]) for head in heads]
+                                 + ([vec(out[t])] if projected else []) for t, tok in enumerate(tokens)],
+                      title=_titled("o and attn" if projected else "o", block_no, case))])
+    return out, ([qkv] if block.options.get("projections", True) else []) + [attn_step, mix]
 
 
 def head_name(block: Block, h: int) -> str:
@@ -88,6 +98,9 @@ def head_name(block: Block, h: int) -> str:
 
 def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array) -> list[tuple]:
     """Q, K, V = u W + b with full d_model x d_model matrices, cut into heads of d_k columns."""
+    if not block.options.get("projections", True):  # the rows are their own queries, keys and values
+        cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
+        return [(u.cols(cs), u.cols(cs), u.cols(cs), case.d_k) for cs in cols]
     proj = {}
     for name in "QKV":
         W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
@@ -174,9 +187,14 @@ ATTENTION = register(Operation(
     symbols={"q": "a query entry", "k": "a key entry", "v": "a value entry", "qk": "q_i . k_j", "s": "a score q_i . k_j / sqrt(d_k)", "exp_s": "e^s", "sum_exp_s": "a row's sum of e^s", "a": "an attention weight", "o": "a head's mixed value", "attn": "the joined heads times W_O"},
     source="Vaswani et al. 2017, eq. 1 and section 3.2.2",
     params=tuple(Param(f"W_{m}", ("d_model", "d_model"), f"the {what} weights; head h reads columns "
-                       "(h-1) d_k + 1 .. h d_k") for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))
-    + (Param("W_O", ("d_model", "d_model"), "the output projection of the joined heads"),)
-    + tuple(Param(f"b_{m}", ("d_model",), f"the bias of W_{m}", optional=True) for m in "QKVO"),
+                       "(h-1) d_k + 1 .. h d_k", needs="projections")
+                 for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))
+    + (Param("W_O", ("d_model", "d_model"), "the output projection of the joined heads", needs="projections"),)
+    + tuple(Param(f"b_{m}", ("d_model",), f"the bias of W_{m}", optional=True, needs="projections")
+            for m in "QKVO"),
+    options=(Convention("projections", True, "false: no W_Q, W_K, W_V, W_O; the rows are their own queries, "
+                                             "keys and values, and the heads' outputs are joined as they are",
+                        kind="bool", source="simplified self-attention, Raschka 2024, section 3.3"),),
     conventions=(
         Convention("mask", "causal", "which keys a query sees",
                    choices={"causal": "j <= i: -inf above the diagonal, before the softmax",
@@ -184,8 +202,11 @@ ATTENTION = register(Operation(
                             "causal_after_softmax": "softmax over every j, then j > i set to 0 (a reader's slip)"},
                    slips={"none": "no causal mask", "causal_after_softmax": "the mask applied after the softmax"},
                    source="Vaswani et al. 2017, section 3.2.3"),
-        Convention("score_scale", "d_k", "the scores q.k are divided by the square root of",
-                   choices={"d_k": "the head width (the paper)", "d_model": "the model width"},
+        Convention("score_scale", "d_k", "the scores q.k are divided by the square root of (a number n: "
+                   "s = q.k / sqrt(n))",
+                   kind="choice_or_positive",
+                   choices={"d_k": "the head width (the paper)", "d_model": "the model width",
+                            "none": "nothing: s = q.k (unscaled)"},
                    slips={"d_model": "scores scaled by sqrt(d_model) instead of sqrt(d_k)"},
                    source="Vaswani et al. 2017, eq. 1"),
     ),

@@ -2,6 +2,8 @@
 
     h = x + Attention(Norm_1(x)),   y = h + MLP(Norm_2(h))
 
+With ``residual = false`` each sublayer's output replaces the stream (h = Attention(...)).
+
 Each norm slot is filled by a registered norm (LayerNorm by default; ``conventions.norm``
 for every slot, ``ln1``/``ln2`` per block). A block may run only one sublayer (an
 attention exercise, or an MLP on its own), and may skip the norms (``layernorm = false``),
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 # sublayer, its norm slot (key, output symbol, name, statistics, step, title words), its sum
 SUBLAYERS = (("attention", ("ln1", "u", "u", "{}_{}", "layernorm", "before attention"), "h", attention),
              ("mlp", ("ln2", "u2", "u'", "{}'_{}", "layernorm2", "before the MLP"), "y", mlp))
+OUTPUT_NAMES = {"attention": "attn", "mlp": "m"}  # a sublayer's output on the page, when not summed
 FINAL_SLOT = ("lnf", "f", "f", "{}^f_{}", "final", "before W_U")
 
 
@@ -69,9 +72,13 @@ def transformer_block(graph: Graph, case: Case, b: int, block: Block, x: Ids,
             steps.append(norm_step)
         out, sublayer_steps = sublayer(graph, case, b, block, reads)
         steps += sublayer_steps
-        stream = sums[summed] = residual(graph, stream, out, summed, b)
-        name = summed
-    steps.append(residual_step(case, b, block, sums.get("h"), sums.get("y")))
+        if block.residual:
+            stream = sums[summed] = residual(graph, stream, out, summed, b)
+            name = summed
+        else:  # the sublayer's output replaces the stream
+            stream, name = out, OUTPUT_NAMES[sublayer_name]
+    if sums:
+        steps.append(residual_step(case, b, block, sums.get("h"), sums.get("y")))
     return stream, name, steps
 
 

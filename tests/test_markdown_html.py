@@ -87,7 +87,7 @@ EXACT = ("--exact",)  # the exact forms too: the most formulas, printed by SymPy
 def test_every_markdown_formula_renders_with_katex(case, math, options):
     text = cli("markdown", case, "--math", math, *options)
     formulas = math_in_markdown(text, math)
-    assert len(formulas) > 20
+    assert len(formulas) > 10  # the smallest bundled case (raschka-simplified, three steps) has 15
     assert katex_failures(formulas) == []
 
 
@@ -96,7 +96,7 @@ def test_every_markdown_formula_renders_with_katex(case, math, options):
 def test_every_html_formula_renders_with_katex(case, options):
     page = cli("html", case, *options)
     formulas = page_formulas(page)
-    assert len(formulas) > 20
+    assert len(formulas) > 10  # the smallest bundled case (raschka-simplified) has fewer than 20
     assert katex_failures(formulas) == []
 
 

@@ -55,14 +55,19 @@ def text() -> str:
                 out += [f"| `{p.name}` | {' x '.join(p.shape)} | {'yes' if p.trainable else 'no'} | "
                         f"{'yes' if p.optional else 'no'} | {p.meaning} |" for p in op.params]
                 out.append("")
+            for conv in op.options:
+                out.append(f"- block field `{conv.field}` = {_value(conv.default)} (default): {conv.meaning}"
+                           + (f" ({conv.source})" if conv.source else "") + ".")
             for conv in op.conventions:
                 out.append(f"- `{conv.field}` = {_value(conv.default)} (default): {conv.meaning}"
                            + (f" ({conv.source})" if conv.source else "") + ".")
-                if conv.kind == "choice":
+                if conv.kind in ("choice", "choice_or_positive"):
                     out += [f"  - `\"{name}\"`: {meaning}" for name, meaning in conv.options().items()]
+                    if conv.kind == "choice_or_positive":
+                        out.append("  - or an exact number > 0")
                 else:
                     out.append(f"  - {KIND_WORDS[conv.kind]}")
-            if op.conventions:
+            if op.conventions or op.options:
                 out.append("")
     return "\n".join(out).rstrip() + "\n"
 
