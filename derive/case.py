@@ -392,10 +392,10 @@ class _Reader:
             return pieces.index(value)
         raise self.fail(where, f"{_describe(value)} is not in the vocabulary", "a piece of vocab.pieces or its id")
 
-    def block(self, table: dict, index: int, d: int, conventions) -> Block:
+    def block(self, table: dict, index: int, d: int, conventions, T: int) -> Block:
         """One ``[[blocks]]`` table: its sublayers, each sublayer's weights as its registered
         operation declares them (shapes by name: d_model, d_mlp bound by the first matrix
-        that has it), the norm of each slot (``ln1``/``ln2``, default ``conventions.norm``)
+        that has it, T the rows of the prompt), the norm of each slot (``ln1``/``ln2``, default ``conventions.norm``)
         and that norm's weights (``ln1_gain``...)."""
         where = f"blocks[{index}]."
         if not isinstance(table, dict):
@@ -414,7 +414,7 @@ class _Reader:
         norms: dict[str, str] = {}
         heads = None
         known = {"sublayers", "layernorm", "residual"}
-        dims = {"d_model": d}
+        dims = {"d_model": d, "T": T}
         options = {}
         for name in kinds:
             if name not in sublayers:
@@ -521,7 +521,8 @@ class _Reader:
         if not isinstance(blocks, list) or not blocks:
             raise self.fail("blocks", f"{_describe(blocks)} has no block", "one or more [[blocks]] tables")
         conventions = self.conventions()
-        blocks = [self.block(b, i + 1, d, conventions) for i, b in enumerate(blocks)]
+        T = len(X) if given else len(ids)
+        blocks = [self.block(b, i + 1, d, conventions, T) for i, b in enumerate(blocks)]
         split = any(b.heads is None and "attention" in b.sublayers for b in blocks)
         heads = self.get(model, "heads", "model.") if split else model.get("heads", 1)
         if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:

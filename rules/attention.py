@@ -39,7 +39,11 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     projections = _split_heads(graph, case, block_no, block, x) if block.heads is None else \
         _given_heads(graph, case, block_no, block, x)
     heads = []
+    given = block.matrices.get("attention_weights")
     for h, (q, k, v, d_h) in enumerate(projections, 1):
+        if given is not None:
+            heads.append(_given_weights(graph, block_no, h, q, k, v, given) | {"scale": None})
+            continue
         scale = {"d_model": case.d_model, "d_k": d_h, "none": 1}.get(case.conventions.score_scale,
                                                                       case.conventions.score_scale)
         root = graph.scratch(Sqrt(), (constant(graph, scale, "scale"),), f"sqrt({scale})")
@@ -66,21 +70,24 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     attn_tables, queries = [], []
     last = len(u) - 1
     for h, head in enumerate(heads, 1):
-        attn_tables += [_last_row_table(case, block_no, names[h - 1], head),
-                        _weights_table(case, block_no, names[h - 1], head)]
-        queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
-    scales = sorted({head["scale"] for head in heads})
-    scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
-    attn_step = Step("attention", "The attention of each head",
-                     f"s_{{i,j}} = q_i . k_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
-                     + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
-                        "none": " over every j (no mask).",
-                        "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
-                                                "(the mask applied after the softmax)."}[case.conventions.mask],
-                     attn_tables, queries)
+        attn_tables += ([] if given is not None else [_last_row_table(case, block_no, names[h - 1], head)]) \
+            + [_weights_table(case, block_no, names[h - 1], head)]
+        if given is None:
+            queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
+    if given is not None:
+        words = "The weights a_{i,j} are given (row i: the query), not computed from scores."
+    else:
+        scales = sorted({head["scale"] for head in heads})
+        scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
+        words = (f"s_{{i,j}} = q_i . k_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
+                 + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
+                    "none": " over every j (no mask).",
+                    "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
+                                            "(the mask applied after the softmax)."}[case.conventions.mask])
+    attn_step = Step("attention", "The attention of each head", words, attn_tables, queries)
     mix_cols = ["token"] + [f"o^({h})" for h in range(1, len(heads) + 1)] + \
         (["attn = [o^(1) | ...] W_O"] if projected else [])
-    words = "Each head averages the values with its weights" + (
+    words = f"Each head {'averages' if given is None else 'adds up'} the values with its weights" + (
         "; the results are placed side by side and multiplied by W_O." if projected else
         (": the context vectors." if len(heads) == 1 else "; the results are placed side by side."))
     mix = Step("mix", "Mix the values and join the heads" if len(heads) > 1 else "Mix the values", words,
@@ -154,6 +161,16 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
             "o": o.ids(), "q": q.ids(), "k": k.ids(), "v": v.ids()}
 
 
+def _given_weights(graph: Graph, block_no: int, h: int, q: Array, k: Array, v: Array, weights) -> dict:
+    """Head h (1-based) with its weights a (T x T) given, not computed: o = a v."""
+    tags = dict(block=block_no, head=h)
+    a = Array(graph, [[graph.leaf(w, entries("a", "a_{{{t},{c}}}", **tags)(t, c)) for c, w in enumerate(row)]
+                      for t, row in enumerate(weights)])
+    o = (a @ v).named(entries("o", "o_{t}^(" + str(h) + ")[{c}]", **tags))
+    return {"qk": None, "s": None, "exp_s": None, "a": a.ids(), "sum": None, "o": o.ids(),
+            "q": q.ids(), "k": k.ids(), "v": v.ids()}
+
+
 def _last_row_table(case: Case, block_no: int, name: str, head: dict) -> Table:
     """The seed's per-head table for the last row: j, k_j, q.k, s, e^s, a."""
     i = len(head["q"]) - 1
@@ -191,7 +208,10 @@ ATTENTION = register(Operation(
                  for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))
     + (Param("W_O", ("d_model", "d_model"), "the output projection of the joined heads", needs="projections"),)
     + tuple(Param(f"b_{m}", ("d_model",), f"the bias of W_{m}", optional=True, needs="projections")
-            for m in "QKVO"),
+            for m in "QKVO")
+    + (Param("attention_weights", ("T", "T"), "the weights a_{i,j} given (row i: the query), instead of a "
+             "softmax of scores (a 0/1 pattern in an exercise); the mask and score scale do not apply",
+             trainable=False, optional=True),),
     options=(Convention("projections", True, "false: no W_Q, W_K, W_V, W_O; the rows are their own queries, "
                                              "keys and values, and the heads' outputs are joined as they are",
                         kind="bool", source="simplified self-attention, Raschka 2024, section 3.3"),),

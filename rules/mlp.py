@@ -32,15 +32,22 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     x = Array(graph, u2)
     hidden = (x @ W_1 + b_1 if b_1 else x @ W_1).named(entries("hidden", "u'_{t}W_1[{c}]", block=block_no))
     g = hidden.apply(activation.op).named(entries("g", "g_{t}[{c}]", block=block_no))
-    m = (g @ W_2 + b_2 if b_2 else g @ W_2).named(entries("m", "m_{t}[{c}]", block=block_no))
+    m = g @ W_2 + b_2 if b_2 else g @ W_2
+    after = block.options.get("output_activation", "none")
+    if after != "none":  # an activation after W_2 too (an MLP exercise)
+        m = m.apply(registry.get(after, "activation").op)
+    m = m.named(entries("m", "m_{t}[{c}]", block=block_no))
 
     name = activation.title
     hidden, g, m = hidden.ids(), g.ids(), m.ids()
-    table = Table(["token", "u' W_1" + (" + b_1" if b_1 else ""), name, "m = g W_2" + (" + b_2" if b_2 else "")],
+    product = "g W_2" + (" + b_2" if b_2 else "")
+    out_name = product if after == "none" else f"{registry.get(after).title}({product})"
+    table = Table(["token", "u' W_1" + (" + b_1" if b_1 else ""), name, f"m = {out_name}"],
                   [[f"`{tok}`", vec(hidden[t]), vec(g[t]), vec(m[t])] for t, tok in enumerate(case.tokens)],
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
     words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
-             f"and brings it back to {case.d_model} with W_2.")
+             f"and brings it back to {case.d_model} with W_2"
+             + ("." if after == "none" else f", then applies {registry.get(after).title} again."))
     return m, [Step("mlp", "MLP", words, [table])]
 
 
@@ -58,5 +65,8 @@ MLP = register(Operation(
                                    "gelu_tanh": "GELU in the tanh form instead of the erf form"},
                             applies=lambda conv: conv.activation != "relu",
                             source="Hendrycks and Gimpel 2016"),),
+    options=(Convention("output_activation", "none", "an activation after W_2 as well (an MLP exercise: "
+                                                     "ReLU after both layers)",
+                        choices=lambda: {"none": "m = g W_2 + b_2"} | registry.names("activation")),),
     forward=mlp,
 ))

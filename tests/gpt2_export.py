@@ -433,14 +433,18 @@ class Attention(nn.Module):
         super().__init__()
         conv = case.conventions
         self.mask, self.d_model, self.d_k, self.n_heads = conv.mask, case.d_model, case.d_k, case.heads
-        self.by_d_model = conv.score_scale == "d_model"
+        self.score_scale = conv.score_scale  # d_k, d_model, none or a number n (q.k / sqrt(n))
         self.given = block.heads is not None
+        self.projections = block.options.get("projections", True)  # false: q = k = v = u, no W_O
+        weights = block.matrices.get("attention_weights")  # the weights a given, not a softmax
+        self.weights = None if weights is None else torch.tensor([[float(w) for w in r] for r in weights],
+                                                                 dtype=torch.float64)
         if self.given:
             self.heads = nn.ModuleList([Head(h) for h in block.heads])
-        else:
+        elif self.projections:
             for name in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
                 setattr(self, name, _parameter(block.matrices.get(name) or block.vectors.get(name)))
-        self.W_O = _parameter(block.matrices["W_O"])
+        self.W_O = _parameter(block.matrices["W_O"]) if self.projections else None
         self.b_O = _parameter(block.vectors.get("b_O"))
 
     def forward(self, u: torch.Tensor, out: dict, b: int) -> torch.Tensor:
@@ -452,6 +456,8 @@ class Attention(nn.Module):
             for h, (q, k, v) in enumerate(qkv, 1):
                 for name, t in zip("qkv", (q, k, v)):
                     put(out, name, t, block=b, head=h)
+        elif not self.projections:
+            qkv = [(u[:, h * self.d_k:(h + 1) * self.d_k],) * 3 for h in range(self.n_heads)]
         else:
             full = {n: u @ getattr(self, f"W_{n}") + (getattr(self, f"b_{n}") if getattr(self, f"b_{n}") is not None
                                                       else 0) for n in "QKV"}
@@ -461,7 +467,14 @@ class Attention(nn.Module):
         above = torch.ones(T, T, dtype=torch.bool).triu(1)
         outputs = []
         for h, (q, k, v) in enumerate(qkv, 1):
-            scale = self.d_model if self.by_d_model else q.shape[1]
+            if self.weights is not None:
+                o = self.weights @ v
+                put(out, "a", self.weights, block=b, head=h)
+                put(out, "o", o, block=b, head=h)
+                outputs.append(o)
+                continue
+            scale = {"d_model": self.d_model, "d_k": q.shape[1], "none": 1}.get(self.score_scale, self.score_scale)
+            scale = float(scale)
             qk = q @ k.T
             s = qk / math.sqrt(scale)
             hidden = (lambda i, j: j > i) if self.mask == "causal" else None
@@ -481,6 +494,8 @@ class Attention(nn.Module):
             put(out, "a", a, block=b, head=h)
             put(out, "o", o, block=b, head=h)
             outputs.append(o)
+        if self.W_O is None:
+            return torch.cat(outputs, dim=-1)
         attn = torch.cat(outputs, dim=-1) @ self.W_O + (self.b_O if self.b_O is not None else 0)
         put(out, "attn", attn, block=b)
         return attn
@@ -495,6 +510,8 @@ class MLP(nn.Module):
         """``block``: a :class:`derive.case.Block` with an MLP."""
         super().__init__()
         self.act = self.ACTIVATIONS[case.conventions.activation]
+        after = block.options.get("output_activation", "none")
+        self.after = None if after == "none" else self.ACTIVATIONS[after]
         for name in ("W_1", "W_2"):
             setattr(self, name, _parameter(block.matrices[name]))
         for name in ("b_1", "b_2"):
@@ -505,6 +522,8 @@ class MLP(nn.Module):
         hidden = u2 @ self.W_1 + (self.b_1 if self.b_1 is not None else 0)
         g = self.act(hidden)
         m = g @ self.W_2 + (self.b_2 if self.b_2 is not None else 0)
+        if self.after is not None:
+            m = self.after(m)
         for name, t in (("hidden", hidden), ("g", g), ("m", m)):
             put(out, name, t, block=b)
         return m
@@ -519,6 +538,7 @@ class Block(nn.Module):
         super().__init__()
         vectors = block.vectors
         self.sublayers = tuple(block.sublayers)
+        self.residual = block.residual
         self.attn = Attention(case, block) if "attention" in self.sublayers else None
         self.mlp = MLP(case, block) if "mlp" in self.sublayers else None
         self.ln1 = Norm(case, vectors.get("ln1_gain"), vectors.get("ln1_bias")) \
@@ -539,6 +559,9 @@ class Block(nn.Module):
                 put(out, normed, reads, block=b)
                 put(out, "mu", mu, block=b, norm=name)
                 put(out, "sigma", sigma, block=b, norm=name)
+            if not self.residual:  # the sublayer's output replaces the stream
+                stream = sublayer(reads, out, b)
+                continue
             stream = stream + sublayer(reads, out, b)
             put(out, summed, stream, block=b)
         return stream
@@ -592,7 +615,7 @@ class PartsModel(nn.Module):
                     for h, head in enumerate(block.attn.heads, 1):
                         for name in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
                             add(name, getattr(head, name), b, h)
-                else:
+                elif block.attn.projections:
                     for name in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
                         add(name, getattr(block.attn, name), b)
                 add("W_O", block.attn.W_O, b)

@@ -33,3 +33,23 @@ def test_raschka_simplified_self_attention():
         assert [weights[(i, j)] for j in range(1, 7)] == row
     assert [[context[(i, c)] for c in range(1, 4)] for i in range(1, 7)] == RASCHKA_CONTEXT
     assert not {"q", "k", "v", "attn", "h", "u"} & {r["symbol"] for r in recs}  # nothing contrived
+
+
+# AI by Hand (Tom Yeh), Excel workbook Transformer, sheet Small: the published Z, H and out,
+# written with tokens as columns; the case has tokens as rows, so each list here is a column.
+YEH_Z = [[1, 1, 2, 0], [2, 2, 6, 0], [2, 0, 4, 2], [1, 2, 3, 0], [2, 1, 5, 1]]
+YEH_H = [[7, 8, 1], [13, 16, 5], [11, 14, 7], [9, 10, 1], [12, 15, 6]]
+YEH_OUT = [[23, 0, 18, 0], [49, 0, 36, 0], [45, 0, 34, 0], [29, 0, 22, 0], [47, 0, 35, 0]]
+
+
+def test_yeh_given_attention_then_two_relu_layers():
+    """Z = X A with the 0/1 weights given, H = ReLU(W1 [Z; 1]), out = ReLU(W2 [H; 1]), no
+    residual, no normalisation: every published integer, exactly (printed with 0 places)."""
+    recs = records(derive(load_case("yeh-small")), Format(places=0))
+    o, g, m = _table(recs, "o"), _table(recs, "g"), _table(recs, "m")
+    for table, published in ((o, YEH_Z), (g, YEH_H), (m, YEH_OUT)):
+        assert [[table[(t + 1, c + 1)] for c in range(len(row))] for t, row in enumerate(published)] == \
+            [[str(v) for v in row] for row in published]
+    exact = {(r["symbol"], r["position"], r["index"]): r["exact"] for r in recs}
+    assert exact[("m", 2, 1)] == "49" and exact[("m", 2, 2)] == "0"  # exact integers, not rounded
+    assert not {"s", "exp_s", "h", "y", "u", "mu"} & {r["symbol"] for r in recs}
