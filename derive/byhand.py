@@ -22,10 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import sympy
 from flint import ctx, fmpq
 
+from . import formula as F
 from .derivation import Derivation
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
+from .name import Name, after_step, grad_of
+from .printing import RichText, plain_text, text
 from .rounding import Format, format_value
 from .steps import Ref
 
@@ -38,25 +42,50 @@ class Reading:
     """One quantity, recomputed by a reader from the printed inputs.
 
     Attributes:
-        ref: the quantity; label: its name in the chapter's notation.
-        inputs: (label, printed text) of each input the reader takes from the page.
-        calculation: the reader's arithmetic written out, ending in its unrounded result.
+        ref: the quantity; quantity: its metadata (:attr:`name` is its Name).
+        sources: (metadata, printed number) of each input the reader takes from the page
+            (:attr:`inputs` gives their Names).
+        formula: the reader's arithmetic as a formula (:mod:`derive.formula`): the
+            operation over the printed numbers, then its result (``Chain``), in the order
+            the reader writes it.
         reader: the reader's result rounded under the run's format.
         correct: the correctly rounded exact value (what derive prints).
         exact_digits: the exact value with two more digits than printed (``2.49067…``).
         tie: the reader's exact result lies on a rounding boundary (half modes).
         value: the reader's unrounded result (fmpq, or a ball for a transcendental step).
+        remark: words after the calculation (`` (not trained)``), or empty.
     """
 
     ref: Ref
-    label: str
-    inputs: list[tuple[str, str]]
-    calculation: str
+    quantity: object  # the node's Meta, or the Name itself (its Name is computed when asked)
+    sources: list  # (Meta or Name, formula) of each input the reader takes from the page
+    formula: sympy.Expr
     reader: str
     correct: str
     exact_digits: str
     tie: bool
     value: Value = None
+    remark: str = ""
+
+    @property
+    def name(self) -> Name:
+        """The quantity's :class:`~derive.name.Name`."""
+        return _name(self.quantity)
+
+    @property
+    def inputs(self) -> list[tuple[Name, sympy.Expr]]:
+        """(Name, printed number) of each input the reader takes from the page."""
+        return [(_name(q), e) for q, e in self.sources]
+
+    @property
+    def label(self) -> str:
+        """The quantity's name in the plain notation."""
+        return text(self.name)
+
+    @property
+    def calculation(self) -> str:
+        """The reader's arithmetic in the plain notation, ending in its unrounded result."""
+        return text(self.formula) + self.remark
 
     @property
     def differs(self) -> bool:
@@ -68,30 +97,62 @@ class Reading:
         """Worth a note under the table: a different last digit, or a tie."""
         return self.differs or self.tie
 
-    def note(self) -> str:
-        """The note under the table: both calculations and why they differ."""
-        what = []
+    def note_parts(self) -> RichText:
+        """The note under the table as rich text (prose and formulas): both calculations
+        and why they differ."""
+        parts: RichText = [self.name, ": from the printed inputs, ", self.formula]
+        if self.remark:
+            parts.append(self.remark)
         if self.tie:
-            what.append(f"exactly on a tie at this rounding, which gives {self.reader}")
+            parts += [", exactly on a tie at this rounding, which gives ", printed(self.reader)]
         elif self.differs:
-            what.append(f"which rounds to {self.reader}")
-        why = f"; the exact value {self.exact_digits} rounds to {self.correct}"
-        return f"{self.label}: from the printed inputs, {self.calculation}, {' '.join(what)}{why}."
+            parts += [", which rounds to ", printed(self.reader)]
+        return parts + ["; the exact value ", printed(self.exact_digits), " rounds to ", printed(self.correct), "."]
+
+    def note(self) -> str:
+        """The note in the plain notation (see :meth:`note_parts`)."""
+        return plain_text(self.note_parts())
 
 
 @dataclass
 class SumNote:
-    """A softmax row whose printed weights do not add up to 1."""
+    """A softmax row whose printed weights do not add up to 1: ``row`` names it (a_{5,j},
+    or p) and ``where`` says which head (and block), in words."""
 
-    label: str
+    row: Name
+    where: str
     refs: list[Ref]
     terms: list[str]
     total: str
 
+    @property
+    def label(self) -> str:
+        """The row's name and place in the plain notation."""
+        return text(self.row) + self.where
+
+    def note_parts(self) -> RichText:
+        """The note as rich text: the printed terms and their sum."""
+        return [self.row, self.where, ": the printed weights add up to ",
+                F.Chain(F.Terms(*[F.Dec(t) for t in self.terms]), F.Dec(self.total)),
+                ", not 1: each is rounded on its own."]
+
     def note(self) -> str:
-        """The note: the printed terms and their sum."""
-        return (f"{self.label}: the printed weights add up to {' + '.join(self.terms)} = {self.total}, "
-                "not 1: each is rounded on its own.")
+        """The note in the plain notation."""
+        return plain_text(self.note_parts())
+
+
+def _name(quantity) -> Name:
+    """The Name of a node's metadata, or the Name itself."""
+    return quantity if isinstance(quantity, Name) else quantity.name
+
+
+def printed(digits: str) -> sympy.Expr | str:
+    """A number as printed (``-0.817``; ``2.49067…``, cut short) as a formula; text that is
+    not a number (``undecided``) stays words."""
+    try:
+        return F.Dec(digits, cut=digits.endswith("\u2026"))
+    except ValueError:
+        return digits
 
 
 def printed_fraction(text: str) -> Fraction:
@@ -169,21 +230,21 @@ class ByHand:
         self._chain: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ reader inputs
-    def _input(self, node_id: int) -> tuple[Value, str]:
-        """What the reader uses for a parent: the printed value when it is on the page,
-        the exact weight for a leaf, else the reader's own unrounded computation."""
+    def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
+        """What the reader uses for a parent, as (value, formula): the printed value when
+        it is on the page, the exact weight for a leaf, else the reader's own unrounded
+        computation (written out when it is short)."""
         node = self.graph.nodes[node_id]
         if node.op is None:
-            q = Fraction(int(node.leaf.p), int(node.leaf.q))
-            return node.leaf, exact_text(q)
+            return node.leaf, F.number(Fraction(int(node.leaf.p), int(node.leaf.q)))
         shown = self._shown(node_id)
         if shown is not None:
-            return fmpq(shown.numerator, shown.denominator), self._shown_text(node_id)
+            return fmpq(shown.numerator, shown.denominator), F.Dec(self._shown_text(node_id))
         value = self._raw_value(node_id)
         if (node.meta.symbol is None and len(node.parents) <= 2) or (isinstance(node.op, Lin) and len(node.parents) <= 12):
             # a scratch step or an unprinted sum: the reader writes it out
             return value, node.op.hand([self._input(p)[1] for p in node.parents])
-        return value, self._value_text(value)
+        return value, self._value_expr(value)
 
     def _shown(self, node_id: int) -> Fraction | None:
         """The value a reader sees printed for a node, or None (not on the page, or
@@ -205,6 +266,14 @@ class ByHand:
             with ctx.workprec(READER_PREC):
                 self._raw[node_id] = node.op.eval([self._input(p)[0] for p in node.parents])
         return self._raw[node_id]
+
+    def _value_expr(self, v: Value) -> sympy.Expr:
+        """A reader's result as a formula's number (see :meth:`_value_text`)."""
+        return printed(self._value_text(v))
+
+    def _digits_expr(self, v: Value) -> sympy.Expr:
+        """The value's digits as a formula's number (see :meth:`_digits`)."""
+        return printed(self._digits(v))
 
     def _value_text(self, v: Value) -> str:
         """A reader's result as they write it: a terminating decimal exactly (``2.4905``),
@@ -243,16 +312,16 @@ class ByHand:
                 value = node.op.eval([v for v, _ in parts])
         except (Undefined, NeedPrecision):
             return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
-        calculation = node.op.hand([t for _, t in parts])
+        chain = [node.op.hand([e for _, e in parts])]
         if isinstance(node.op, Dot):
             n = len(parts) // 2
             products = [a * b for (a, _), (b, _) in zip(parts[:n], parts[n:])]
             if all(is_exact(p) for p in products) and n > 1:
-                calculation += " = " + " + ".join(self._value_text(p) for p in products).replace("+ -", "- ")
-        calculation += " = " + self._value_text(value)
-        inputs = [(self.graph.nodes[p].meta.label, t) for p, (_, t) in zip(node.parents, parts)
-                  if self.graph.nodes[p].op is not None]
-        return self._finish(ref, node.meta.label, inputs, calculation, value)
+                chain.append(F.Terms(*[self._value_expr(p) for p in products]))
+        chain.append(self._value_expr(value))
+        sources = [(self.graph.nodes[p].meta, e) for p, (_, e) in zip(node.parents, parts)
+                   if self.graph.nodes[p].op is not None]
+        return self._finish(ref, node.meta, sources, F.Chain(*chain), value)
 
     def _sgd_reading(self, ref: Ref) -> Reading | None:
         grad_text = self.printed.get(Ref("grad", ref.id))
@@ -264,19 +333,19 @@ class ByHand:
         g = printed_fraction(grad_text)
         moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
         value = before - eta * g if moved else before
-        calculation = (f"{exact_text(before)} - {exact_text(eta)}·({exact_text(g)}) = {exact_text(value)}"
-                       if moved else f"{exact_text(before)} (not trained)")
-        return self._finish(ref, f"{node.meta.label} after the step", [(f"dL/d{node.meta.label}", exact_text(g))],
-                            calculation, fmpq(value.numerator, value.denominator))
+        step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
+        formula = F.Chain(step, F.number(value)) if moved else F.number(before)
+        return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
+                            formula, fmpq(value.numerator, value.denominator), "" if moved else " (not trained)")
 
-    def _finish(self, ref: Ref, label: str, inputs, calculation: str, value: Value) -> Reading:
+    def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value, remark: str = "") -> Reading:
         with ctx.workprec(READER_PREC):
             reader = format_value(value, self.fmt)
         correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
         exact_value = self.derivation.value(ref)
         tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
-        return Reading(ref, label, inputs, calculation, (reader or "undecided").replace("-", self.fmt.minus),
-                       correct, self._digits(exact_value), tie, value)
+        return Reading(ref, quantity, sources, formula, (reader or "undecided").replace("-", self.fmt.minus),
+                       correct, self._digits(exact_value), tie, value, remark)
 
     def readings(self, refs) -> list[Reading]:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
@@ -304,10 +373,13 @@ class ByHand:
                 continue
             total = sum(printed_fraction(t) for t in terms)
             if total != 1:
-                label = f"p (softmax over the vocabulary)" if symbol == "p" else \
-                    f"a_{{{position},j}} of head {head}" + (f", block {block}" if block and len(
-                        self.derivation.case.blocks) > 1 else "")
-                notes.append(SumNote(label, members, terms, exact_text(total)))
+                if symbol == "p":
+                    row, where = Name("p"), " (softmax over the vocabulary)"
+                else:
+                    row = Name("a", position=position, index="j")
+                    where = f" of head {head}" + (f", block {block}" if block and len(self.derivation.case.blocks) > 1
+                                                  else "")
+                notes.append(SumNote(row, where, members, terms, exact_text(total)))
         return notes
 
     def _row_size(self, symbol: str) -> int:
@@ -346,4 +418,4 @@ class ByHand:
         return self.printed[ref]
 
 
-__all__ = ["ByHand", "Reading", "SumNote", "is_tie", "exact_text", "is_number", "printed_fraction", "CARRY_MODES"]
+__all__ = ["ByHand", "Reading", "SumNote", "printed", "is_tie", "exact_text", "is_number", "printed_fraction", "CARRY_MODES"]

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .byhand import ByHand
+from .byhand import ByHand, printed
 from .derivation import Derivation
 from .graph import approx, is_exact
+from .printing import RichText, plain_text
 from .rounding import Format
 from .steps import Ref, Step, Table, Vec
 
@@ -23,10 +24,18 @@ from .steps import Ref, Step, Table, Vec
 @dataclass
 class Note:
     """A note under a table about the cells ``refs`` (a last-digit disagreement, a tie, a
-    softmax row that does not add up to 1, or the drift of a carried chain)."""
+    softmax row that does not add up to 1, or the drift of a carried chain): ``parts`` is
+    rich text (prose strings and SymPy formulas over Names and printed numbers, see
+    :mod:`derive.printing`), which each renderer prints in its notation; ``text`` is the
+    same in the plain notation, for the terminal."""
 
     refs: list[Ref]
-    text: str
+    parts: RichText
+
+    @property
+    def text(self) -> str:
+        """The note in the plain notation."""
+        return plain_text(self.parts)
 
 
 def step_refs(step: Step) -> list[Ref]:
@@ -79,15 +88,16 @@ class Printer:
         if self.byhand.carry == "printed":
             out = [Note([ref], self._drift(ref)) for ref in refs if self.byhand.carried(ref) != self.text[ref]]
         else:
-            out = [Note([r.ref], r.note()) for r in self.byhand.readings(refs)]
-        out += [Note(n.refs, n.note()) for n in self.byhand.sum_notes(refs)]
+            out = [Note([r.ref], r.note_parts()) for r in self.byhand.readings(refs)]
+        out += [Note(n.refs, n.note_parts()) for n in self.byhand.sum_notes(refs)]
         return out
 
-    def _drift(self, ref: Ref) -> str:
+    def _drift(self, ref: Ref) -> RichText:
         reading = self.byhand.reading(ref)
-        how = f" ({reading.calculation})" if reading else ""
-        return (f"{self.derivation.meta(ref).label}: carried from the printed values, {self.byhand.carried(ref)}"
-                f"{how}; from the exact values, {self.text[ref]}.")
+        how = [" (", reading.formula, reading.remark + ")"] if reading else []
+        return ([self.derivation.meta(ref).name, ": carried from the printed values, ",
+                 printed(self.byhand.carried(ref))] + how
+                + ["; from the exact values, ", printed(self.text[ref]), "."])
 
     def _short(self, ref: Ref) -> str | None:
         v = self.derivation.value(ref)

@@ -7,11 +7,14 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+import sympy
 from flint import ctx
 
+from . import formula as F
 from .byhand import READER_PREC, Reading, exact_text, printed_fraction
 from .cells import Printer
 from .derivation import Derivation
+from .printing import text
 from .rounding import format_fraction
 from .steps import Ref
 
@@ -28,9 +31,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     lines = [f"{meta.label}" + (f" ({where})" if where else "")]
     if node.op is None:
         return lines + [f"  a given value: {derivation.exact_text(ref)}"]
-    labels = [derivation.graph.nodes[p].meta.label if derivation.graph.nodes[p].meta.symbol
-              else str(derivation.definition(p)) for p in node.parents]
-    lines.append(f"  definition: {meta.label} = {node.op.hand(labels)}")
+    lines.append(f"  definition: {meta.label} = {text(node.op.hand([written(derivation, p) for p in node.parents]))}")
     lines.append(f"  exact: {derivation.exact_text(ref)}")
     lines.append("  inputs (exact / printed):")
     for p in node.parents:
@@ -42,11 +43,23 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         lines.append(f"    {pm.label} = {derivation.exact_text(pref)}  ~ {printer.byhand._digits(derivation.value(pref))}"
                      f"  printed: {shown}")
     reading = printer.byhand.reading(ref)
-    exact_calc = node.op.hand([printer.byhand._digits(derivation.value(Ref("before", p))) for p in node.parents])
+    exact_calc = text(node.op.hand([printer.byhand._digits_expr(derivation.value(Ref("before", p)))
+                                    for p in node.parents]))
     lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
     lines.append("  " + why(reading, printer))
     return lines
+
+
+def written(derivation: Derivation, node_id: int) -> sympy.Expr:
+    """How a definition writes a parent: its Name, the number of a constant, or, for a
+    scratch value (x - mu, sqrt(d_k)), its own operation over its parents."""
+    node = derivation.graph.nodes[node_id]
+    if node.meta.symbol:
+        return node.meta.name
+    if node.op is None:
+        return F.number(Fraction(int(node.leaf.p), int(node.leaf.q)))
+    return node.op.hand([written(derivation, p) for p in node.parents])
 
 
 def why(reading: Reading, printer: Printer) -> str:

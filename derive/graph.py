@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import sympy
 from flint import arb, fmpq
+
+from . import formula as F
+from .name import Name, name_of
 
 Value = fmpq | arb
 
@@ -72,8 +76,10 @@ class Op:
     def sympy(self, args: list[sympy.Expr]) -> sympy.Expr:
         raise NotImplementedError
 
-    def hand(self, texts: list[str]) -> str:
-        """How a reader writes this operation on paper, given the parents' texts."""
+    def hand(self, args: list[sympy.Expr]) -> sympy.Expr:
+        """How a reader writes this operation on paper: a formula (:mod:`derive.formula`)
+        over the parents as the reader writes them (their Names, or the printed numbers
+        substituted), in the reader's order."""
         raise NotImplementedError
 
 
@@ -100,12 +106,12 @@ class Lin(Op):
     def sympy(self, args):
         return _rat(self.const) + sympy.Add(*[_rat(c) * a for c, a in zip(self.coeffs, args)])
 
-    def hand(self, texts):
-        terms = [t if c == 1 else f"-{_paren(t)}" if c == -1 else f"{_q(c)}·{_paren(t)}"
-                 for c, t in zip(self.coeffs, texts) if c != 0]
+    def hand(self, args):
+        items = [a if c == 1 else F.Neg(a) if c == -1 else F.Times(_rat(c), a)
+                 for c, a in zip(self.coeffs, args) if c != 0]
         if self.const != 0:
-            terms.append(_q(self.const))
-        return " + ".join(terms).replace("+ -", "- ")
+            items.append(F.number(Fraction(int(self.const.p), int(self.const.q))))
+        return F.terms(*items)
 
 
 class Dot(Op):
@@ -128,9 +134,9 @@ class Dot(Op):
         n = len(args) // 2
         return sympy.Add(*[a * b for a, b in zip(args[:n], args[n:])])
 
-    def hand(self, texts):
-        n = len(texts) // 2
-        return " + ".join(f"{a}·{_paren(b)}" for a, b in zip(texts[:n], texts[n:]))
+    def hand(self, args):
+        n = len(args) // 2
+        return F.terms(*[F.Times(a, b) for a, b in zip(args[:n], args[n:])])
 
 
 class Mul(Op):
@@ -146,8 +152,8 @@ class Mul(Op):
     def sympy(self, args):
         return args[0] * args[1]
 
-    def hand(self, texts):
-        return f"{texts[0]}·{_paren(texts[1])}"
+    def hand(self, args):
+        return F.Times(*args)
 
 
 class Div(Op):
@@ -170,8 +176,8 @@ class Div(Op):
     def sympy(self, args):
         return args[0] / args[1]
 
-    def hand(self, texts):
-        return f"{_paren(texts[0])} / {_paren(texts[1])}"
+    def hand(self, args):
+        return F.Over(*args)
 
 
 class Sqrt(Op):
@@ -195,8 +201,8 @@ class Sqrt(Op):
     def sympy(self, args):
         return sympy.sqrt(args[0])
 
-    def hand(self, texts):
-        return f"sqrt({texts[0]})"
+    def hand(self, args):
+        return F.sqrt(args[0])
 
 
 class _Unary(Op):
@@ -228,8 +234,8 @@ class Exp(_Unary):
     def sympy(self, args):
         return sympy.exp(args[0])
 
-    def hand(self, texts):
-        return f"e^{_paren(texts[0])}"
+    def hand(self, args):
+        return F.exp(args[0])
 
 
 class Log(Op):
@@ -249,8 +255,8 @@ class Log(Op):
     def sympy(self, args):
         return sympy.log(args[0])
 
-    def hand(self, texts):
-        return f"ln({texts[0]})"
+    def hand(self, args):
+        return F.ln(args[0])
 
 
 class GeluTanh(_Unary):
@@ -274,8 +280,8 @@ class GeluTanh(_Unary):
         x = args[0]
         return x * (1 + sympy.tanh(sympy.sqrt(2 / sympy.pi) * (x + _rat(GELU_C) * x ** 3))) / 2
 
-    def hand(self, texts):
-        return f"GELU_tanh({texts[0]})"
+    def hand(self, args):
+        return F.GeluTanh(args[0])
 
 
 class GeluErf(_Unary):
@@ -294,8 +300,8 @@ class GeluErf(_Unary):
         x = args[0]
         return x * (1 + sympy.erf(x / sympy.sqrt(2))) / 2
 
-    def hand(self, texts):
-        return f"GELU_erf({texts[0]})"
+    def hand(self, args):
+        return F.GeluErf(args[0])
 
 
 class Relu(Op):
@@ -319,8 +325,8 @@ class Relu(Op):
     def sympy(self, args):
         return sympy.Max(0, args[0])
 
-    def hand(self, texts):
-        return f"max(0, {texts[0]})"
+    def hand(self, args):
+        return F.relu(args[0])
 
 
 class Sin(_Unary):
@@ -335,8 +341,8 @@ class Sin(_Unary):
     def sympy(self, args):
         return sympy.sin(args[0])
 
-    def hand(self, texts):
-        return f"sin({texts[0]})"
+    def hand(self, args):
+        return sympy.sin(args[0], evaluate=False)
 
 
 class Cos(_Unary):
@@ -353,8 +359,8 @@ class Cos(_Unary):
     def sympy(self, args):
         return sympy.cos(args[0])
 
-    def hand(self, texts):
-        return f"cos({texts[0]})"
+    def hand(self, args):
+        return sympy.cos(args[0], evaluate=False)
 
 
 class Power(Op):
@@ -380,8 +386,8 @@ class Power(Op):
     def sympy(self, args):
         return args[0] ** _rat(self.exponent)
 
-    def hand(self, texts):
-        return f"{texts[0]}^({self.exponent})"
+    def hand(self, args):
+        return F.power(args[0], _rat(self.exponent))
 
 
 def _rational_root(q: fmpq, n: int) -> fmpq | None:
@@ -408,8 +414,8 @@ class Greedy(Op):
     def sympy(self, args):
         return sympy.Integer(1) if argmax_sympy(args) == self.index else sympy.Integer(0)
 
-    def hand(self, texts):
-        return f"[argmax({', '.join(texts)}) = {self.index}]"
+    def hand(self, args):
+        return F.Iverson(self.index, *args)
 
 
 def argmax(values: list[Value]) -> int:
@@ -442,12 +448,6 @@ def argmax_sympy(args: list[sympy.Expr]) -> int:
     return best
 
 
-def _q(q: fmpq) -> str:
-    return str(q) if q.q == 1 else f"({q})"
-
-
-def _paren(text: str) -> str:
-    return f"({text})" if text.startswith("-") or " " in text else text
 
 
 def _rat(q: fmpq) -> sympy.Rational:
@@ -473,6 +473,14 @@ class Meta:
     norm: str | None = None
     param: str | None = None
     token: str | None = None
+
+    @cached_property
+    def name(self) -> Name | None:
+        """The quantity's :class:`~derive.name.Name` (its fields: symbol, primes, position,
+        index, head, block, norm, ...), computed from these fields (``u2`` is u', a
+        statistic's ``norm`` gives mu, mu', mu^f); None for a scratch value. Its plain
+        printing is the label."""
+        return name_of(self)
 
 
 @dataclass

@@ -288,6 +288,7 @@ class _Reader:
     def note(self, text: str, line: int) -> None:
         """A note under a table: a reader's calculation from the printed inputs."""
         body = re.sub(r"^(<sup>[^<]*</sup>|\\textsuperscript\{[^{}]*\})\s*(\\,)?", "", text)
+        body = re.sub(r"(?<!\\)\$|\\\(|\\\)", "", body)  # a note's formulas are math: read as written
         body = _markdown_text(clean_latex(body)).strip()
         self.entries.append(Entry(line, text, kind="note", note=body, head=self.here["head"],
                                   block=self.here["block"]))

@@ -1,50 +1,71 @@
 """Finding a quantity by the name a reader writes: ``z_roof``, ``a_{5,3}``, ``h_5[1]``,
-``sigma_5``, ``u_5``, ``p(␣roof)``, ``L``.
+``sigma_5``, ``u_5``, ``p(␣roof)``, ``L``, in the plain, Unicode or LaTeX notation.
 
-Names are matched loosely: braces, spaces and the ``␣`` mark are ignored, ``[c]`` and
-``,c`` mean the same column (``h_5[1]`` = ``h_{5,1}``), Greek letters may be written out
-(``σ`` = ``sigma``), and ``u'`` may be written ``u2``. A head is given as ``^(1)``, or
-separately; a block separately. A name that names a whole row (``u_5``) gives the row.
-The ``␣`` mark is ignored only when the name matches nothing with it kept: in a
+The name is read by the one grammar of :mod:`derive.name_parser` into a
+:class:`~derive.name.Name`, and compared field by field with the Names of the graph's
+quantities (:attr:`derive.graph.Meta.name`), never as text: braces, spaces, ``[c]`` for a
+second subscript, Greek spelled out, ``u2`` for u' are all the same fields. A head written
+in the name (``o_5^{(1)}``, ``a_{5,3}^{(1)}``) chooses the head, as ``--head`` does; a block
+is chosen by ``--block``. A name without its column (``u_5``) gives the row. A piece's
+``␣`` mark may be left out only when the name matches nothing with it kept: in a
 vocabulary with both ``the`` and ``␣the``, ``z_the`` and ``z_␣the`` are different logits.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 
 from .derivation import Derivation
 from .errors import DeriveError
+from .name import Fields, Name
+from .name_parser import parse_name
 from .steps import Ref
 
-GREEK = {"σ": "sigma", "μ": "mu", "η": "eta"}
-HEAD = re.compile(r"\^\{?\((\d+)\)\}?")
+HEAD = re.compile(r"\^\{?\((\d+)\)\}?")  # kept for derive.check: a head written as ^(h) or ^{(h)}
+EXPECTED = "a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L"
+
+_INDEXES: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {JSON symbol: [(node id, Name)]})
 
 
-def normalize(name: str, keep_space_mark: bool = False) -> str:
-    """The loose form of a name used for matching (see the module docstring); with
-    ``keep_space_mark`` the ``␣`` of a vocabulary piece is kept."""
-    text = name.strip()
-    for greek, latin in GREEK.items():
-        text = text.replace(greek, latin)
-    text = HEAD.sub("", text)
-    text = text.replace("\\cdot", ".").replace("·", ".").replace("\u2423", "\u2423" if keep_space_mark else "").replace("{", "").replace("}", "").replace(" ", "")
-    text = text.replace("[", ",").replace("]", "").replace("u2_", "u'_").replace("\u2212", "-")
-    return text.lower() if text not in ("L",) else text
+def json_symbols(name: Name) -> tuple[str, ...]:
+    """The graph's ``symbol`` values a Name can be (its fields say which: u with a prime
+    is ``u2``, a weight is ``param``)."""
+    f = name.fields
+    if f.param or f.grad or f.after:
+        return ()  # weights, gradients and values after the step are not forward quantities
+    if f.primes:
+        return (f"{f.symbol}2",)
+    return ("pe",) if f.symbol == "PE" else (f.symbol,)
 
 
-def head_of(name: str) -> int | None:
-    """The head written in a name as ``^(h)``, or None."""
-    match = HEAD.search(name)
-    return int(match.group(1)) if match else None
+def _by_symbol(derivation: Derivation) -> dict[str, list[tuple[int, object]]]:
+    """The named quantities of a derivation grouped by their ``symbol`` (their Names are
+    computed when a lookup first needs them)."""
+    known = _INDEXES.get(id(derivation))
+    if known is not None and known[0]() is derivation:
+        return known[1]
+    groups: dict[str, list] = {}
+    for i, node in enumerate(derivation.graph.nodes):
+        if node.meta.symbol:
+            groups.setdefault(node.meta.symbol, []).append((i, node.meta))
+    _INDEXES[id(derivation)] = (weakref.ref(derivation, lambda _, key=id(derivation): _INDEXES.pop(key, None)), groups)
+    return groups
 
 
-def _row_key(label: str) -> str:
-    """``x_5[1]`` -> ``x_5``: the row a component belongs to."""
-    return label.split("[", 1)[0]
+def read(name: str) -> Name:
+    """The Name written as ``name``.
+
+    Raises:
+        DeriveError: when the text is not a name.
+    """
+    try:
+        return parse_name(name)
+    except ValueError:
+        raise DeriveError(f"no quantity is called {name!r}", expected=EXPECTED) from None
 
 
-def find(derivation: Derivation, name: str, block: int | None = None, head: int | None = None) -> list[Ref]:
+def find(derivation: Derivation, name: str | Name, block: int | None = None, head: int | None = None) -> list[Ref]:
     """The forward quantities called ``name`` (one, or a row's components in order).
     A head written in the name (``o_5^{(1)}``) wins over ``head`` (a file's context).
 
@@ -52,35 +73,37 @@ def find(derivation: Derivation, name: str, block: int | None = None, head: int 
         DeriveError: when nothing has that name, or several quantities in different blocks
             or heads do and ``block``/``head`` do not choose one; the message lists them.
     """
-    head = head_of(name) if head_of(name) is not None else head  # a head written in the name wins
-    found = _search(derivation, name, block, head, True) or _search(derivation, name, block, head, False)
+    wanted = read(name) if isinstance(name, str) else name
+    if wanted.fields.head is not None:
+        head = wanted.fields.head
+    found = _search(derivation, wanted, block, head, False) or _search(derivation, wanted, block, head, True)
     if not found:
-        raise DeriveError(f"no quantity is called {name!r}",
-                          expected="a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L")
-    labels = [derivation.graph.nodes[i].meta.label for i in found]
-    if len(set(labels)) < len(labels):
+        raise DeriveError(f"no quantity is called {str(name)!r}", expected=EXPECTED)
+    keys = [derivation.graph.nodes[i].meta.name.key() for i in found]
+    if len(set(keys)) < len(keys):
         groups = {(derivation.graph.nodes[i].meta.block, derivation.graph.nodes[i].meta.head) for i in found}
         where = ", ".join(f"block {b}" + (f" head {h}" if h else "") for b, h in sorted(groups, key=str))
-        raise DeriveError(f"{name!r} names quantities in several places ({where})",
+        raise DeriveError(f"{str(name)!r} names quantities in several places ({where})",
                           expected="--block and/or --head to choose one")
     return [Ref("before", i) for i in found]
 
 
-def _search(derivation: Derivation, name: str, block: int | None, head: int | None, strict: bool) -> list[int]:
-    """Node ids whose label is ``name`` (or whose row it names), the ``␣`` mark kept when
-    ``strict``."""
-    key = normalize(name, strict)
+def _search(derivation: Derivation, wanted: Name, block: int | None, head: int | None, loose: bool) -> list[int]:
+    """Node ids whose Name has the fields of ``wanted`` (head and block aside: they are
+    compared with the node's own), or, for a name without a column, the row's components;
+    with ``loose``, pieces compare without their ``␣``."""
+    key: Fields = wanted.key(loose=loose).fields
+    groups = _by_symbol(derivation)
     matches, rows = [], []
-    for i, node in enumerate(derivation.graph.nodes):
-        meta = node.meta
-        if not meta.symbol or meta.symbol == "param":
-            continue
-        if block is not None and meta.block not in (None, block):
-            continue
-        if head is not None and meta.head not in (None, head):
-            continue
-        if normalize(meta.label, strict) == key:
-            matches.append(i)
-        elif normalize(_row_key(meta.label), strict) == key and "[" in meta.label:
-            rows.append(i)
+    for symbol in json_symbols(wanted):
+        for i, meta in groups.get(symbol, ()):
+            if block is not None and meta.block not in (None, block):
+                continue
+            if head is not None and meta.head not in (None, head):
+                continue
+            name = meta.name
+            if name.key(loose=loose).fields == key:
+                matches.append(i)
+            elif key.index is None and name.fields.index is not None and name.key(index=False).fields == key:
+                rows.append(i)
     return matches or rows

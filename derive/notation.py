@@ -47,7 +47,7 @@ SCRIPT = (r"(?:_\{[^{}]*\}|_(?:\d+|[A-Za-z]+)(?:,(?:\d+|[A-Za-z]+))*|\^\{[^{}]*\
 TOKEN = re.compile(
     r"(?P<piece>`[^`]*`|" + SPACE + r"[^\s()\[\],`]*)"
     r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,3}))"
-    r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)"
+    r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)(?:\^\((?P<power>[^()]*)\))?"
     r"|(?P<name>[A-Za-z]+(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
     r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
     r"|(?P<dot>(?<=\s)\.(?=\s))"
@@ -295,8 +295,10 @@ class _Tex:
             return self.piece(t.strip("`"))
         if kind == "partial":
             return r"\partial " + m.group("num") + r" / \partial " + self._name(m.group("den"))
-        if kind == "number":
-            return number_tex(t)
+        if kind == "number":  # 10000^(2i/d): the exponent in braces, not parentheses
+            power = m.group("power")
+            base = m.group("number")
+            return number_tex(base) + ("^{" + self.formula(power) + "}" if power is not None else "")
         if kind == "name":
             return self._name(t)
         if kind == "symbol":

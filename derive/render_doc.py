@@ -23,6 +23,8 @@ from .cells import Printer, refs_of, table_refs
 from .derivation import Derivation
 from .graph import is_exact
 from .notation import label_spans, number_tex, spans, tex
+from .formula import Chain
+from .printing import RichText, latex, plain_label
 from .rounding import Format
 from .steps import Ref, Step, Table, Vec
 from .templates import Templates, Words
@@ -48,15 +50,15 @@ def mark_name(n: int) -> str:
     return name
 
 
-def marked(notes) -> tuple[dict[Ref, str], list[tuple[str, str]]]:
+def marked(notes) -> tuple[dict[Ref, str], list[tuple[str, RichText]]]:
     """The marks of a table's notes (:class:`~derive.cells.Note`, in order): each noted
     quantity's mark (that of its first note, see :func:`mark_name`), and the notes as
-    (mark, text) to print under the table."""
+    (mark, rich text) to print under the table."""
     marks: dict[Ref, str] = {}
     for n, note in enumerate(notes, 1):
         for ref in note.refs:
             marks.setdefault(ref, mark_name(n))
-    return marks, [(mark_name(n), note.text) for n, note in enumerate(notes, 1)]
+    return marks, [(mark_name(n), note.parts) for n, note in enumerate(notes, 1)]
 
 
 @dataclass
@@ -82,21 +84,22 @@ class Cell:
 class TableView:
     """A table ready to print: ``kinds`` types each column (``number``: decimals to align
     on the point, possibly with a few text cells; ``integer``; ``vector``; ``text``);
-    ``notes`` are (mark, text); ``exact`` are (name, exact form) pairs in TeX."""
+    ``notes`` are (mark, rich text); ``exact`` are (name, exact form) pairs in TeX."""
 
     title: str
     columns: list[str]
     kinds: list[str]
     rows: list[list[Cell]]
-    notes: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, RichText]] = field(default_factory=list)
     exact: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
 class EquationView:
-    """``lhs = value``, lhs in the plain notation."""
+    """``lhs = value``, lhs in the plain notation, or a Name or formula (see
+    :class:`derive.steps.Equation`)."""
 
-    lhs: str
+    lhs: object
     value: Cell
 
 
@@ -111,7 +114,7 @@ class StepView:
     words: Words
     tables: list[TableView]
     equations: list[EquationView]
-    notes: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, RichText]] = field(default_factory=list)
     exact: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -161,7 +164,7 @@ class DocumentRenderer:
         body += self.annotations(view.notes, view.exact)
         return self.step_frame(view, [part for part in body if part])
 
-    def annotations(self, notes: list[tuple[str, str]], exact: list[tuple[str, str]]) -> list[str]:
+    def annotations(self, notes: list[tuple[str, RichText]], exact: list[tuple[str, str]]) -> list[str]:
         """What follows a table or a step's equations: the notes, then the exact forms."""
         return ([self.notes(notes)] if notes else []) + ([self.exact_display(exact)] if exact else [])
 
@@ -189,7 +192,8 @@ class DocumentRenderer:
         words = Words(step.title, step.words)
         if self.templates is not None:
             context = {"step": step, "number": number, "case": self.derivation.case, "fmt": self.fmt,
-                       "eq": {eq.lhs: self.printer.cell(eq.rhs) for eq in step.equations}, "value": self.value}
+                       "eq": {plain_label(eq.lhs): self.printer.cell(eq.rhs) for eq in step.equations},
+                       "value": self.value}
             words = self.templates.words(step.key, self.output, words, context)
         return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations, notes,
                         self.exact_forms(eq_refs) if self.exact else [])
@@ -265,9 +269,13 @@ class DocumentRenderer:
         """Marked text (a step's title or words) in the output format."""
         return self._join(spans(marked))
 
-    def label(self, text: str) -> str:
-        """A column header or a table title in the output format."""
-        return self._join(label_spans(text))
+    def label(self, label) -> str:
+        """A column header or a table title in the output format: a Name or a formula as
+        math (:func:`derive.printing.latex`), plain text split by
+        :func:`derive.notation.label_spans`."""
+        if not isinstance(label, str):
+            return self.inline_math(latex(label, self.target))
+        return self._join(label_spans(label))
 
     def _join(self, parts) -> str:
         out = []
@@ -280,6 +288,12 @@ class DocumentRenderer:
                 out.append(self.prose(t))
         return "".join(out)
 
+    def rich(self, parts: RichText) -> str:
+        """Rich text (a note: prose strings and formulas) in the output format: the prose
+        as prose, each formula as inline math printed by :func:`derive.printing.latex`."""
+        return "".join(self.prose(p) if isinstance(p, str) else self.inline_math(latex(p, self.target))
+                       for p in parts)
+
     def words(self, view: StepView) -> str:
         """The step's words in the output format (a raw template's output as it is)."""
         return view.words.words if view.words.raw else self.text(view.words.words)
@@ -290,9 +304,14 @@ class DocumentRenderer:
         \\mu}{\\sigma} = [...]``. Empty when the step has no equations."""
         lines = []
         for eq in view.equations:
-            left, _, rest = eq.lhs.partition(" = ")
-            lines.append(tex(left, self.target) + " &= " + (tex(rest, self.target) + " = " if rest else "")
-                         + self.value_tex(eq.value))
+            if isinstance(eq.lhs, str):
+                left, _, rest = eq.lhs.partition(" = ")
+                left, rest = tex(left, self.target), tex(rest, self.target) if rest else ""
+            else:  # a Name, or a formula Chain(name, definition, ...)
+                sides = eq.lhs.args if isinstance(eq.lhs, Chain) else (eq.lhs,)
+                left = latex(sides[0], self.target, display=True)
+                rest = latex(Chain(*sides[1:]), self.target, display=True) if len(sides) > 1 else ""
+            lines.append(left + " &= " + (rest + " = " if rest else "") + self.value_tex(eq.value))
         if not lines:
             return ""
         return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}"
@@ -354,8 +373,8 @@ class DocumentRenderer:
         """A table with its title, its notes and, with ``exact``, the exact forms."""
         raise NotImplementedError
 
-    def notes(self, notes: list[tuple[str, str]]) -> str:
-        """Notes, each led by its mark."""
+    def notes(self, notes: list[tuple[str, RichText]]) -> str:
+        """Notes (rich text, see :meth:`rich`), each led by its mark."""
         raise NotImplementedError
 
     def display(self, tex_math: str) -> str:

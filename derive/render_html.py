@@ -154,9 +154,9 @@ class HtmlRenderer(DocumentRenderer):
         out.append("</tbody>\n</table>")
         return "\n".join(out + self.annotations(view.notes, view.exact) + ["</figure>"])
 
-    def notes(self, notes: list[tuple[str, str]]) -> str:
+    def notes(self, notes) -> str:
         """The notes as a list, each led by its mark."""
-        return ('<ol class="notes">' + "".join(f"<li>{self.mark(m)} {self.prose(t)}</li>" for m, t in notes)
+        return ('<ol class="notes">' + "".join(f"<li>{self.mark(m)} {self.rich(t)}</li>" for m, t in notes)
                 + "</ol>")
 
     def display(self, tex_math: str) -> str:

@@ -156,9 +156,10 @@ class LatexRenderer(DocumentRenderer):
         text = self.cell_text(cell)
         return "{" + text + "}" if kind == "number" else text
 
-    def notes(self, notes: list[tuple[str, str]]) -> str:
+    def notes(self, notes) -> str:
         """Table notes: one small paragraph per note, led by its mark."""
-        return "{\\footnotesize\\sloppy\n" + "\n".join(f"\\textsuperscript{{{m}}}\\,{escape(t)}\\par" for m, t in notes) + "\n}"
+        return ("{\\footnotesize\\sloppy\n"
+                + "\n".join(f"\\textsuperscript{{{m}}}\\,{self.rich(t)}\\par" for m, t in notes) + "\n}")
 
     def prose(self, text: str) -> str:
         return escape(text)

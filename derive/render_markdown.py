@@ -53,9 +53,9 @@ class MarkdownRenderer(DocumentRenderer):
         lines += ["| " + " | ".join(self.cell_text(c) for c in row) + " |" for row in view.rows]
         return "\n\n".join(["\n".join(lines)] + self.annotations(view.notes, view.exact))
 
-    def notes(self, notes: list[tuple[str, str]]) -> str:
+    def notes(self, notes) -> str:
         """One line per note, led by its mark (a hard line break between them)."""
-        return "  \n".join(f"{self.mark(m)} {self.prose(t)}" for m, t in notes)
+        return "  \n".join(f"{self.mark(m)} {self.rich(t)}" for m, t in notes)
 
     def display(self, tex_math: str) -> str:
         """Display math on lines of its own."""

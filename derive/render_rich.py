@@ -12,6 +12,7 @@ from .case import Case
 from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
 from .generate import Generated, quoted
+from .printing import plain_label
 from .rounding import Format
 from .steps import Ref, Step
 
@@ -35,7 +36,7 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
         notes = printer.notes(eq_refs)
         marks = _marks(notes)
         for eq in step.equations:
-            parts.append(Text(f"{eq.lhs} = {printer.cell(eq.rhs, marks=marks)}"))
+            parts.append(Text(f"{plain_label(eq.lhs)} = {printer.cell(eq.rhs, marks=marks)}"))
         parts += _note_lines(notes)
         if exact and step.equations:
             parts.append(_exact_lines(derivation, eq_refs))
@@ -85,7 +86,7 @@ def _note_lines(notes: list[Note]) -> list[Text]:
 
 def _table(table, printer: Printer, marks: dict) -> RichTable:
     out = RichTable(title=escape(table.title) or None, title_justify="left", show_lines=False)
-    for column in table.columns:
+    for column in map(plain_label, table.columns):
         out.add_column(escape(column), justify="left")
     for row in printer.rows(table):
         out.add_row(*[escape(printer.cell(c, table.short_exact, marks)) for c in row])

@@ -40,13 +40,15 @@ Cell = Union[str, int, Ref, Vec]
 
 @dataclass
 class Table:
-    """Columns (headers in the chapter's notation) and rows of cells.
+    """Columns (headers in the chapter's notation: plain text, or a
+    :class:`~derive.name.Name` or formula, which every renderer prints in its own
+    notation) and rows of cells.
 
     ``short_exact`` prints exact decimals that fit the places as they are (the seed prints
     the given weights as ``-0.5``, not ``-0.500``). ``sort_by`` names a column of
     quantities by which the rows are shown in decreasing order (the seed's logits table)."""
 
-    columns: list[str]
+    columns: list  # of str, Name or formula
     rows: list[list[Cell]]
     title: str = ""
     short_exact: bool = False
@@ -55,9 +57,12 @@ class Table:
 
 @dataclass
 class Equation:
-    """``lhs = rhs`` where rhs is a quantity, a vector of them, or a text calculation."""
+    """``lhs = rhs`` where rhs is a quantity, a vector of them, or a text calculation; lhs
+    is plain text (``mu_5``), or better a :class:`~derive.name.Name` or a formula
+    (``Chain(u'_5, Over(Terms(h_5, Neg(mu'_5)), sigma'_5))``, see :mod:`derive.formula`),
+    which each renderer prints in its notation (LaTeX display: ``\\frac``)."""
 
-    lhs: str
+    lhs: object  # str, Name or formula
     rhs: Cell
 
 

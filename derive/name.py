@@ -1,0 +1,192 @@
+"""Names as data: what the chapter calls each quantity, as fields, usable in SymPy.
+
+A :class:`Name` is a SymPy symbol that carries the fields a reader reads in a name:
+
+    symbol    the letter or word: ``x``, ``u``, ``mu``, ``sigma``, ``q``, ``s``, ``a``, ``o``,
+              ``attn``, ``h``, ``g``, ``m``, ``y``, ``f``, ``z``, ``p``, ``L``, ``PE``; a
+              weight's own name (``E``, ``W_Q``, ``b_1``, ``ln1_gain``); or one of the
+              compound quantities of the chapter: ``qk`` (q_i . k_j), ``exp_s`` (e^{s_{i,j}}),
+              ``sum_exp_s`` (sum_j e^{s_{i,j}}), ``exp_z``, ``sum_exp_z``, ``hidden`` (u'_t W_1)
+    primes    u' is u with one prime (x' likewise)
+    position  the row t (1-based), or a free letter (``t``, ``i``); for PE[pos, col], the
+              paper's pos (from the case's first position)
+    index     the column c (1-based; PE's from 0), the key j of a score, a free letter, or
+              a vocabulary :class:`Piece` (z_␣roof, p(␣roof))
+    head      the head h of o_t^{(h)} (only where the name writes it)
+    block     the block (context: never printed)
+    norm      which norm a statistic (mu, sigma, rms) belongs to: None for the one before
+              attention (mu_5; the graph's ``ln1``), ``ln2`` (mu'_5), ``final`` (mu^f_5)
+    after     the value after the SGD step
+    param     a trainable weight (its entries are written E_{2,1}, W_Q_{1,3})
+    grad      dL/d(the quantity)
+
+Two Names are equal when their fields are (SymPy compares them by
+:meth:`Name._hashable_content`), never by their text. :func:`name_of` gives the Name of a
+graph node's metadata; the printers are in :mod:`derive.printing`, the parser in
+:mod:`derive.name_parser`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import sympy
+from sympy.core.symbol import Symbol
+
+SPACE = "\u2423"  # the vocabulary's mark of a leading space
+NORMS = ("ln1", "ln2", "final")
+# The norm of a statistic (mu, sigma, rms) is written as a mark: none for the norm before
+# attention (ln1, the Name's norm None), a prime for the one before the MLP, ^f for the final.
+NORM_MARKS = {None: "", "ln2": "'", "final": "^f"}
+PRIMED_LETTERS = ("u", "x")  # letters whose prime is a prime (u' = LN(h), x' = x + PE)
+PAIR_INDEXED = ("s", "a", "exp_s")  # written s_{i,j}: the query row and the key column
+PIECE_INDEXED = ("z", "exp_z", "p")  # indexed by a vocabulary piece
+COMPOUND = ("qk", "exp_s", "sum_exp_s", "exp_z", "sum_exp_z", "hidden")
+PRIMED = {"x2": "x", "u2": "u"}  # JSON symbols of the primed quantities (x' = x + PE, u')
+# Symbols whose position the chapter does not write (the logits belong to the last row).
+UNPOSITIONED = ("z", "exp_z", "p", "sum_exp_z", "L")
+
+
+class Piece(NamedTuple):
+    """A vocabulary piece used as an index (``␣roof`` in z_␣roof)."""
+
+    text: str
+
+    def loose(self) -> "Piece":
+        """The piece without its ``␣`` marks (``z_roof`` as a reader may write it)."""
+        return Piece(self.text.replace(SPACE, ""))
+
+
+Index = int | str | Piece | None  # an int, a free letter (j, t), a piece, or nothing
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The data of a :class:`Name` (see the module docstring)."""
+
+    symbol: str
+    primes: int = 0
+    position: int | str | None = None
+    index: Index = None
+    head: int | None = None
+    block: int | None = None
+    norm: str | None = None
+    after: bool = False
+    param: bool = False
+    grad: bool = False
+
+
+class Name(Symbol):
+    """The name of one quantity (or of a row, with ``index`` None), as a SymPy symbol.
+
+    ``Name("s", position=5, index=3)`` is s_{5,3}; ``Name("mu", position=5, norm="ln2")``
+    is mu'_5; ``Name("u", primes=1, position=5, index=2)`` is u'_5[2];
+    ``Name("z", index=Piece("␣roof"))`` is z_␣roof; ``Name("E", param=True, position=2,
+    index=1, grad=True)`` is dL/dE_{2,1}. The symbol's ``name`` is its plain text (for
+    SymPy's own printers); equality and hashing use the fields.
+
+    Raises:
+        ValueError: for an unknown norm (ln1 is written as None: no mark), or a negative
+            number of primes.
+    """
+
+    __slots__ = ("fields",)
+
+    def __new__(cls, symbol: str, **values):
+        data = Fields(symbol, **values)
+        if data.norm not in NORM_MARKS:
+            raise ValueError(f"unknown norm {data.norm!r}; expected ln2, final or None (before attention)")
+        if data.primes < 0:
+            raise ValueError(f"{symbol}: the number of primes must be >= 0")
+        obj = Symbol.__xnew__(cls, symbol)
+        obj.fields = data
+        return obj
+
+    def _sympystr(self, printer) -> str:
+        """The plain notation, for SymPy's own ``str``."""
+        from .printing import text
+        return text(self)
+
+    def _latex(self, printer) -> str:
+        """The LaTeX notation, for SymPy's own ``latex``."""
+        from .printing import latex
+        return latex(self)
+
+    def __getnewargs_ex__(self):
+        return (self.fields.symbol,), {f.name: getattr(self.fields, f.name) for f in fields(Fields)[1:]}
+
+    def _hashable_content(self):
+        return (self.fields,)
+
+    def sort_key(self, order=None):
+        return self.class_key(), (2, (self.name, repr(self.fields))), sympy.S.One.sort_key(), sympy.S.One
+
+    def __getattr__(self, attr):
+        # the fields read as attributes: name.position, name.head, ...
+        if attr in Fields.__dataclass_fields__:
+            return getattr(object.__getattribute__(self, "fields"), attr)
+        raise AttributeError(attr)
+
+    def but(self, **changes) -> "Name":
+        """This name with some fields changed (``name.but(head=None)``)."""
+        return Name(**{**vars_of(self.fields), **changes})
+
+    def key(self, *, index: bool = True, loose: bool = False) -> "Name":
+        """The fields a lookup compares: without the block and the head (the context of a
+        file or a command chooses those), without the index when ``index`` is False (a
+        row), and with pieces without their ``␣`` when ``loose``."""
+        changes = dict(block=None, head=None)
+        if not index:
+            changes["index"] = None
+        elif loose and isinstance(self.fields.index, Piece):
+            changes["index"] = self.fields.index.loose()
+        return self.but(**changes)
+
+
+def vars_of(data: Fields) -> dict:
+    """The fields of a :class:`Fields` as a dict."""
+    return {f.name: getattr(data, f.name) for f in fields(Fields)}
+
+
+def name_of(meta) -> Name | None:
+    """The Name of a graph node from its metadata (:class:`derive.graph.Meta`), or None for
+    a scratch value.
+
+    The JSON symbol gives the letter and primes (``u2`` is u'); a statistic's ``norm``
+    gives its mark (mu, mu', mu^f; ``ln1`` is no mark: None); a weight is its parameter's name with the
+    entry (row, column). The fields a label does not write are left out (the position of
+    a logit, the head of a score), except the block, kept as context. Until the rules build
+    Names themselves, q, k and v carry their head only when their label writes it (heads
+    given one by one, whose columns count within the head).
+    """
+    symbol = meta.symbol
+    if symbol is None:
+        return None
+    if symbol == "param":
+        return Name(meta.param, param=True, position=meta.position, index=meta.index, block=meta.block)
+    if symbol == "pe":  # the paper's PE[pos, col] counts from 0 and from the case's first position:
+        from .name_parser import parse_name  # read from the label until the rules build the Name
+        return parse_name(meta.label).but(block=meta.block)
+    letter = PRIMED.get(symbol, symbol)
+    shows_head = symbol == "o" or (symbol in ("q", "k", "v") and "^(" in meta.label)
+    index = Piece(meta.index) if symbol in PIECE_INDEXED and meta.index is not None else meta.index
+    return Name(letter, primes=1 if symbol in PRIMED else 0,
+                position=None if symbol in UNPOSITIONED else meta.position,
+                index=None if symbol in ("L", "sum_exp_s", "sum_exp_z") else index,
+                head=meta.head if shows_head else None, block=meta.block,
+                norm=None if meta.norm == "ln1" else meta.norm)
+
+
+def grad_of(name: Name) -> Name:
+    """dL/d(name)."""
+    return name.but(grad=True)
+
+
+def after_step(name: Name) -> Name:
+    """The name of the same weight after the SGD step."""
+    return name.but(after=True)
+
+
+__all__ = ["Name", "Piece", "Fields", "name_of", "grad_of", "after_step", "SPACE", "NORM_MARKS", "NORMS", "PRIMED_LETTERS",
+           "PAIR_INDEXED", "PIECE_INDEXED", "COMPOUND"]

@@ -1,0 +1,246 @@
+"""Reading a name back: one grammar (Lark) for the plain, Unicode and LaTeX notations.
+
+:func:`parse_name` reads what :mod:`derive.printing` writes, in any of its three
+notations, and the looser ways a reader writes the same names: braces or none
+(``a_{5,3}``, ``a_5,3``), a column as ``[c]`` or as a second subscript (``h_5[1]`` =
+``h_{5,1}``), Greek letters spelled out, as Unicode or as TeX (``sigma``, ``σ``,
+``\\sigma``), ``u2`` for u', a head as ``^(1)`` or ``^{(1)}``, the ``·`` or ``\\cdot``
+of a score, a vocabulary piece bare, in ``\\texttt{...}`` or ``\\text{...}``, and a
+gradient as ``dL/dE_{3,1}``, ``∂L/∂E_{3,1}`` or ``\\partial L / \\partial E_{3,1}``. It
+returns a :class:`~derive.name.Name`: what is compared is its fields.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from lark import Lark, Transformer, v_args
+from lark.exceptions import LarkError
+
+from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, Name, Piece
+
+GRAMMAR = r"""
+?start: quantity
+
+?quantity: thing
+         | thing AFTER                          -> after
+         | DEE "L" "/" DEE thing                -> grad
+         | "\\frac" "{" DEE "L" "}" "{" DEE thing "}"  -> grad
+
+?thing: name
+      | name DOT name                           -> dot
+      | exp_name
+      | SUM ("_" letter | "_" "{" letter "}")? exp_name  -> sum
+      | "p" "(" piece ")"                       -> prob
+      | "p" "\\left(" piece "\\right)"          -> prob
+      | name WEIGHT1 index?                     -> hidden
+      | "(" name WEIGHT1 ")" index?             -> hidden
+      | "{" name "}" subscript                  -> entry
+
+exp_name: "e" "^" name
+        | "e" "^" "{" name "}"
+
+name: base primes mark? subscript* head? index? head?
+    | ZED "_" piece                             -> logit
+    | ZED "_" "{" piece "}"                     -> logit
+
+base: WORD | GREEK_TEX | GREEK_CHAR | UPRIGHT
+primes: PRIME*
+mark: "^" "f" | "^" "{" "f" "}"
+subscript: "_" (INT | LETTER)
+         | "_" "{" items "}"
+         | "_" INT ("," item)+
+head: "^" "(" INT ")" | "^" "{" "(" INT ")" "}"
+index: "[" items "]"
+items: item ("," item)*
+?item: INT | LETTER
+letter: LETTER
+
+piece: PIECE | TEXTTT | TEXT
+
+DEE: "d" | "\u2202" | "\\partial"
+DOT: "." | "\u00b7" | "\\cdot" | "*"
+SUM: "sum" | "\u03a3" | "\u2211" | "\\sum"
+WEIGHT1: /W_(1|\{1\})/
+AFTER: /(\\ )?(\\text\{)?\(?after( the step)?\)?\}?/
+ZED: "z"
+WORD: /[A-Za-z]+[0-9]?(_(gain|bias))?/
+GREEK_TEX: /\\(mu|sigma|eta|theta|gamma|beta|epsilon|varepsilon)(?![A-Za-z])/
+GREEK_CHAR: /[\u03bc\u03c3\u03b7\u03b8\u03b3\u03b2\u03b5]/
+UPRIGHT: /\\(mathrm|text|operatorname)\{[A-Za-z0-9\\_]+\}/
+PRIME: "'" | "\u2032"
+INT: /\d+/
+LETTER: /[A-Za-z]/
+PIECE: /[^\s{}\\]+/
+TEXTTT: /\\texttt\{(\{\\char"2423\}|\\[A-Za-z]+\{\}|\\.|[^{}\\])*\}/
+TEXT: /\\text\{[^{}]*\}/
+
+%ignore /\s+/
+%ignore /\\[ ,;!]/
+"""
+
+GREEK = {"\u03bc": "mu", "\u03c3": "sigma", "\u03b7": "eta", "\u03b8": "theta", "\u03b3": "gamma", "\u03b2": "beta",
+         "\u03b5": "epsilon", "varepsilon": "epsilon"}
+TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE, r"\textbackslash{}": "\\",
+              r"\textasciicircum{}": "^", r"\textasciitilde{}": "~"}
+LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'
+
+
+class NameError_(ValueError):
+    """Text that is not a name in any of the three notations."""
+
+
+@v_args(inline=True)
+class _ToName(Transformer):
+    """The parse tree to a :class:`Name`: the chapter's conventions decide the fields
+    (a weight's first subscript is part of its name, a statistic's mark is its norm)."""
+
+    def base(self, token):
+        text = str(token)
+        if text.startswith("\\"):
+            inner = re.match(r"\\(?:mathrm|text|operatorname)\{(.*)\}$", text)
+            text = inner.group(1).replace("\\_", "_") if inner else text[1:]
+        return GREEK.get(text, text)
+
+    def primes(self, *marks):
+        return len(marks)
+
+    def mark(self):
+        return "f"
+
+    def subscript(self, *parts):
+        items = []
+        for p in parts:
+            items += p if isinstance(p, list) else [p]
+        return ("sub", [_item(i) for i in items])
+
+    def items(self, *parts):
+        return list(parts)
+
+    def head(self, number):
+        return ("head", int(number))
+
+    def index(self, items):
+        return ("index", [_item(i) for i in items])
+
+    def letter(self, token):
+        return str(token)
+
+    def piece(self, token):
+        text = str(token)
+        if text.startswith("\\texttt{"):
+            body = text[len("\\texttt{"):-1]
+            for escaped, ch in TT_ESCAPES.items():
+                body = body.replace(escaped, ch)
+            return Piece(re.sub(r"\\(.)", r"\1", body))
+        if text.startswith("\\text{"):
+            return Piece(text[len("\\text{"):-1])
+        return Piece(text)
+
+    def name(self, symbol, primes, *rest):
+        mark = None
+        if rest and rest[0] == "f":
+            mark, rest = "f", rest[1:]
+        subs, head, index = [], None, None
+        for kind, value in rest:
+            if kind == "sub":
+                subs += value
+            elif kind == "head":
+                head = value
+            else:
+                index = value
+        return _build(symbol, primes, mark, subs, head, index)
+
+    def logit(self, _z, piece):
+        return Name("z", index=piece)
+
+    def exp_name(self, inner):
+        if inner.fields.symbol not in ("s", "z"):
+            raise NameError_(f"e^{inner} is not a quantity of the chapter (e^s or e^z)")
+        return inner.but(symbol="exp_" + inner.fields.symbol)
+
+    def dot(self, left, _dot, right):
+        if (left.fields.symbol, right.fields.symbol) != ("q", "k"):
+            raise NameError_("a dot product names a score only as q_i . k_j")
+        return Name("qk", position=left.fields.position, index=right.fields.position,
+                    head=left.fields.head or right.fields.head)
+
+    def sum(self, _sum, *rest):
+        inner = rest[-1]
+        symbol = "sum_" + inner.fields.symbol
+        position = inner.fields.position if symbol == "sum_exp_s" else None
+        return Name(symbol, position=position, head=inner.fields.head)
+
+    def prob(self, piece):
+        return Name("p", index=piece)
+
+    def hidden(self, row, _weight, index=None):
+        column = index[1][0] if index is not None else None
+        return Name("hidden", position=row.fields.position, index=column)
+
+    def entry(self, matrix, subscript):
+        values = subscript[1]
+        if not matrix.fields.param or matrix.fields.position is not None or len(values) != 2:
+            raise NameError_(f"{{{matrix}}}_{{...}} names an entry of a weight matrix: two subscripts")
+        return matrix.but(position=values[0], index=values[1])
+
+    def after(self, thing, _words):
+        return thing.but(after=True)
+
+    def grad(self, _d1, _d2, thing):
+        return thing.but(grad=True)
+
+
+def _item(token):
+    text = str(token)
+    return int(text) if text.isdigit() else text
+
+
+def _build(symbol: str, primes: int, mark: str | None, subs: list, head: int | None, index: list | None) -> Name:
+    """The Name of a simple name (a letter, its marks, its subscripts and index)."""
+    if symbol in LEGACY_PRIMED:
+        symbol, primes = LEGACY_PRIMED[symbol], primes + 1
+    if symbol in ("W", "b") and subs and isinstance(subs[0], (int, str)) and len(subs) >= 1:
+        symbol, subs = f"{symbol}_{subs[0]}", subs[1:]  # W_Q, W_1, b_O: the weight's own name
+    numbers = subs + (index or [])
+    if len(numbers) > 2:
+        raise NameError_(f"{symbol} has more than two subscripts and indices")
+    position, column = (numbers + [None, None])[:2]
+    values = dict(head=head)
+    if (primes and symbol not in PRIMED_LETTERS) or mark:  # a statistic: mu'_5, sigma^f_5, rms'_5
+        if primes > 1 or (primes and mark):
+            raise NameError_(f"{symbol}: a statistic is {symbol}, {symbol}' or {symbol}^f")
+        return Name(symbol, position=position, index=column, norm="final" if mark else "ln2", **values)
+    if symbol in ("E", "P") or symbol.startswith(("W_", "b_", "ln1_", "ln2_", "lnf_")):
+        return Name(symbol, param=True, position=position, index=column, **values)
+    if symbol in PIECE_INDEXED and position is not None:  # z_a: a one-letter piece
+        return Name(symbol, index=Piece(str(position)), **values)
+    return Name(symbol, primes=primes, position=position, index=column, **values)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(GRAMMAR, parser="earley", lexer="dynamic_complete", ambiguity="resolve")
+
+
+@lru_cache(maxsize=4096)
+def parse_name(text: str) -> Name:
+    """The Name written as ``text`` in the plain, Unicode or LaTeX notation.
+
+    Raises:
+        ValueError: when ``text`` is not a name (the message says what was expected).
+    """
+    try:
+        tree = _parser().parse(text.strip())
+        return _ToName().transform(tree)
+    except NameError_:
+        raise
+    except LarkError as exc:
+        if isinstance(getattr(exc, "orig_exc", None), NameError_):
+            raise exc.orig_exc from None
+        raise NameError_(f"{text!r} is not a name: expected one such as z_roof, a_{{5,3}}, h_5[1], "
+                         f"mu'_5, o_3^(1)[1], p(␣roof), dL/dE_{{2,1}}") from None
+
+
+__all__ = ["parse_name", "GRAMMAR"]
