@@ -520,7 +520,23 @@ def is_name(node) -> bool:
         return node.name not in FUNCTIONS and len(node.args) == 1 and isinstance(node.args[0], Piece)
     if isinstance(node, Bin) and node.op in (".", "*", "jux"):
         return _joined(node) is not None
-    return False
+    return _exp_name(node) or _indexed_row(node) is not None
+
+
+def _indexed_row(node) -> str | None:
+    """The label of ``(u'_5 W_1)[3]`` (``u'_5W_1[3]``), as derive's LaTeX writes it, or None."""
+    if not (isinstance(node, Bin) and node.op == "index" and isinstance(node.a, Paren) and len(node.a.items) == 1):
+        return None
+    inner = node.a.items[0]
+    if not (isinstance(inner, Bin) and inner.op == "jux") or _joined(inner) is None:
+        return None
+    return _joined(inner) + "[" + ",".join(_script_text(c) for c in node.b) + "]"
+
+
+def _exp_name(node) -> bool:
+    """``e^{s_{5,3}}`` and ``e^{z_j}``: the names of e^s and e^z as derive's LaTeX writes them."""
+    return (isinstance(node, Bin) and node.op == "^" and isinstance(node.a, Sym) and node.a.base == "e"
+            and not node.a.scripts and isinstance(node.b, Sym) and node.b.base in ("s", "z"))
 
 
 def _joined(node) -> str | None:
@@ -558,6 +574,10 @@ def label(node) -> str:
         return joined
     if isinstance(node, Deriv):
         return f"dL/d{label(node.den)}"
+    if _exp_name(node):
+        return "e^" + label(node.b)
+    if _indexed_row(node) is not None:
+        return _indexed_row(node)
     raise DeriveError(f"{show(node)} is not a name")
 
 

@@ -87,7 +87,7 @@ TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE, r"\textback
 LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'
 
 
-class NameError_(ValueError):
+class NotAName(ValueError):
     """Text that is not a name in any of the three notations."""
 
 
@@ -157,12 +157,12 @@ class _ToName(Transformer):
 
     def exp_name(self, inner):
         if inner.fields.symbol not in ("s", "z"):
-            raise NameError_(f"e^{inner} is not a quantity of the chapter (e^s or e^z)")
+            raise NotAName(f"e^{inner} is not a quantity of the chapter (e^s or e^z)")
         return inner.but(symbol="exp_" + inner.fields.symbol)
 
     def dot(self, left, _dot, right):
         if (left.fields.symbol, right.fields.symbol) != ("q", "k"):
-            raise NameError_("a dot product names a score only as q_i . k_j")
+            raise NotAName("a dot product names a score only as q_i . k_j")
         return Name("qk", position=left.fields.position, index=right.fields.position,
                     head=left.fields.head or right.fields.head)
 
@@ -182,7 +182,7 @@ class _ToName(Transformer):
     def entry(self, matrix, subscript):
         values = subscript[1]
         if not matrix.fields.param or matrix.fields.position is not None or len(values) != 2:
-            raise NameError_(f"{{{matrix}}}_{{...}} names an entry of a weight matrix: two subscripts")
+            raise NotAName(f"{{{matrix}}}_{{...}} names an entry of a weight matrix: two subscripts")
         return matrix.but(position=values[0], index=values[1])
 
     def after(self, thing, _words):
@@ -205,12 +205,12 @@ def _build(symbol: str, primes: int, mark: str | None, subs: list, head: int | N
         symbol, subs = f"{symbol}_{subs[0]}", subs[1:]  # W_Q, W_1, b_O: the weight's own name
     numbers = subs + (index or [])
     if len(numbers) > 2:
-        raise NameError_(f"{symbol} has more than two subscripts and indices")
+        raise NotAName(f"{symbol} has more than two subscripts and indices")
     position, column = (numbers + [None, None])[:2]
     values = dict(head=head)
     if (primes and symbol not in PRIMED_LETTERS) or mark:  # a statistic: mu'_5, sigma^f_5, rms'_5
         if primes > 1 or (primes and mark):
-            raise NameError_(f"{symbol}: a statistic is {symbol}, {symbol}' or {symbol}^f")
+            raise NotAName(f"{symbol}: a statistic is {symbol}, {symbol}' or {symbol}^f")
         return Name(symbol, position=position, index=column, norm="final" if mark else "ln2", **values)
     if symbol in ("E", "P") or symbol.startswith(("W_", "b_", "ln1_", "ln2_", "lnf_")):
         return Name(symbol, param=True, position=position, index=column, **values)
@@ -234,12 +234,12 @@ def parse_name(text: str) -> Name:
     try:
         tree = _parser().parse(text.strip())
         return _ToName().transform(tree)
-    except NameError_:
+    except NotAName:
         raise
     except LarkError as exc:
-        if isinstance(getattr(exc, "orig_exc", None), NameError_):
+        if isinstance(getattr(exc, "orig_exc", None), NotAName):
             raise exc.orig_exc from None
-        raise NameError_(f"{text!r} is not a name: expected one such as z_roof, a_{{5,3}}, h_5[1], "
+        raise NotAName(f"{text!r} is not a name: expected one such as z_roof, a_{{5,3}}, h_5[1], "
                          f"mu'_5, o_3^(1)[1], p(␣roof), dL/dE_{{2,1}}") from None
 
 

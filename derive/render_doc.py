@@ -24,6 +24,8 @@ from .derivation import Derivation
 from .graph import is_exact
 from .notation import label_spans, number_tex, spans, tex
 from .formula import Chain
+from .name import after_step, grad_of
+from .name_parser import parse_name
 from .printing import RichText, latex, plain_label
 from .rounding import Format
 from .steps import Ref, Step, Table, Vec
@@ -244,14 +246,23 @@ class DocumentRenderer:
             form = self.exact_expr(ref)
             if form is None:
                 continue
-            names = {s: tex(s.name, self.target) for s in form.free_symbols}
-            label = tex(self.derivation.meta(ref).label, self.target)
+            names = {s: self.symbol_tex(s.name) for s in form.free_symbols}
+            name = self.derivation.meta(ref).name
             if ref.phase == "grad":
-                label = r"\partial L / \partial " + label
+                name = grad_of(name)
             elif ref.phase in ("updated", "after"):
-                label += r"\ \text{(after the step)}"
+                name = after_step(name)
+            label = latex(name, self.target)
             out.append((label, sympy.latex(form, symbol_names=names)))
         return out
+
+    def symbol_tex(self, label: str) -> str:
+        """A quantity's label in an exact form (a SymPy symbol named by the label) as TeX:
+        its Name, read back by the parser, printed by :func:`derive.printing.latex`."""
+        try:
+            return latex(parse_name(label), self.target)
+        except ValueError:
+            return tex(label, self.target)
 
     def exact_expr(self, ref: Ref) -> sympy.Expr | None:
         """The exact value as a SymPy expression, or None where derive has no closed form
