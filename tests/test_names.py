@@ -241,3 +241,34 @@ def test_rich_text_in_the_terminal_is_plain():
                 if text(n.parts[0]) == "z_\u2423roof")
     assert plain_text(note.parts) == note.text
     assert "0.4935 + 0.928 + 0 + 1.069 = 2.4905" in note.text
+
+
+def test_rules_may_give_names_and_formulas_for_headers_and_equations():
+    """A column header or an equation's left side given as a Name or a formula prints in
+    each notation: LaTeX display with \\frac, the terminal in the plain notation."""
+    import dataclasses
+
+    from rich.console import Console
+
+    from derive.render_markdown import MarkdownRenderer
+    from derive.render_rich import render_steps
+    from derive.steps import Equation
+
+    derivation = derivation_of("cat-climbed")
+    step = derivation.step("layernorm2")
+    mu, sigma = Name("mu", position=5, norm="ln2"), Name("sigma", position=5, norm="ln2")
+    formula = fm.Chain(Name("u", primes=1, position=5), fm.Over(fm.Terms(Name("h", position=5), fm.Neg(mu)), sigma))
+    table = dataclasses.replace(step.tables[0], columns=["token", mu, sigma] + step.tables[0].columns[3:])
+    custom = dataclasses.replace(step, tables=[table], equations=[Equation(mu, step.equations[0].rhs),
+                                                                  Equation(formula, step.equations[-1].rhs)])
+    custom.derivation = derivation
+    latex_text = LatexRenderer(derivation, Format()).render([custom], standalone=False)
+    assert "\\mu'_{5} &= " in latex_text
+    assert "u'_{5} &= \\frac{h_{5} - \\mu'_{5}}{\\sigma'_{5}} = [" in latex_text
+    assert "{$\\mu'_{5}$} & {$\\sigma'_{5}$}" in latex_text  # the headers of two number columns
+    markdown = MarkdownRenderer(derivation, Format()).render([custom], standalone=False)
+    assert "| token | $\\mu'_{5}$ | $\\sigma'_{5}$ |" in markdown
+    console = Console(width=200, record=True, color_system=None)
+    console.print(render_steps(derivation, [custom], Printer(derivation, Format())))
+    terminal = console.export_text()
+    assert "u'_5 = (h_5 - mu'_5) / sigma'_5 = [" in terminal and "sigma'_5" in terminal
