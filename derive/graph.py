@@ -18,7 +18,7 @@ import sympy
 from flint import arb, fmpq
 
 from . import formula as F
-from .name import Name, name_of
+from .name import Name, Piece, json_symbol, name_of
 
 Value = fmpq | arb
 
@@ -481,6 +481,25 @@ class Meta:
         statistic's ``norm`` gives mu, mu', mu^f); None for a scratch value. Its plain
         printing is the label."""
         return name_of(self)
+
+    @classmethod
+    def of(cls, name: Name, **context) -> "Meta":
+        """The metadata of a quantity called ``name``: its JSON symbol, its label (the
+        Name's plain printing), its block, position, index and norm from the Name, and the
+        ``context`` the name does not write (``head`` of a score, ``position`` of a logit,
+        ``norm="ln1"`` of a statistic before attention, ``token``) as keyword fields.
+        ``Meta.of(Name("s", position=5, index=3), head=1, block=1)`` is s_{5,3} of head 1.
+
+        Raises:
+            TypeError: for a keyword that is not a field of Meta.
+        """
+        from .printing import text
+
+        f = name.fields
+        fields = dict(block=f.block, head=f.head, position=f.position, norm=f.norm,
+                      index=f.index.text if isinstance(f.index, Piece) else f.index,
+                      param=f.symbol if f.param else None)
+        return cls(json_symbol(name), text(name), **{**fields, **context})
 
 
 @dataclass

@@ -178,6 +178,17 @@ def name_of(meta) -> Name | None:
                 norm=None if meta.norm == "ln1" else meta.norm)
 
 
+def json_symbol(name: Name) -> str:
+    """The graph's (and the JSON's) ``symbol`` of a quantity with this Name: the letter,
+    ``u2``/``x2`` for a primed one, ``pe`` for PE, ``param`` for a weight."""
+    f = name.fields
+    if f.param:
+        return "param"
+    if f.primes:
+        return f"{f.symbol}2"
+    return "pe" if f.symbol == "PE" else f.symbol
+
+
 def grad_of(name: Name) -> Name:
     """dL/d(name)."""
     return name.but(grad=True)
@@ -188,5 +199,5 @@ def after_step(name: Name) -> Name:
     return name.but(after=True)
 
 
-__all__ = ["Name", "Piece", "Fields", "name_of", "grad_of", "after_step", "SPACE", "NORM_MARKS", "NORMS", "PRIMED_LETTERS",
+__all__ = ["Name", "Piece", "Fields", "name_of", "json_symbol", "grad_of", "after_step", "SPACE", "NORM_MARKS", "NORMS", "PRIMED_LETTERS",
            "PAIR_INDEXED", "PIECE_INDEXED", "COMPOUND"]

@@ -18,7 +18,7 @@ import weakref
 
 from .derivation import Derivation
 from .errors import DeriveError
-from .name import Fields, Name
+from .name import Fields, Name, json_symbol
 from .name_parser import parse_name
 from .steps import Ref
 
@@ -34,9 +34,7 @@ def json_symbols(name: Name) -> tuple[str, ...]:
     f = name.fields
     if f.param or f.grad or f.after:
         return ()  # weights, gradients and values after the step are not forward quantities
-    if f.primes:
-        return (f"{f.symbol}2",)
-    return ("pe",) if f.symbol == "PE" else (f.symbol,)
+    return (json_symbol(name),)
 
 
 def _by_symbol(derivation: Derivation) -> dict[str, list[tuple[int, object]]]:

@@ -22,7 +22,7 @@ from documents import CASES, cli, derivation_of
 from derive import formula as fm
 from derive.cells import Printer, table_refs
 from derive.errors import DeriveError
-from derive.name import Name, Piece, name_of
+from derive.name import UNPOSITIONED, Name, Piece, name_of
 from derive.name_parser import parse_name
 from derive.names import find
 from derive.printing import latex, plain_text, text, unicode
@@ -272,3 +272,30 @@ def test_rules_may_give_names_and_formulas_for_headers_and_equations():
     console.print(render_steps(derivation, [custom], Printer(derivation, Format())))
     terminal = console.export_text()
     assert "u'_5 = (h_5 - mu'_5) / sigma'_5 = [" in terminal and "sigma'_5" in terminal
+
+
+@pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
+def test_meta_of_a_name_gives_the_rules_metadata(case):
+    """Meta.of(name, context) gives back every node's symbol, label and fields: a rule may
+    build its metadata from a Name instead of a label f-string."""
+    from derive.graph import Meta
+
+    derivation = derivation_of(case)
+    count = 0
+    for node in derivation.graph.nodes:
+        meta = node.meta
+        if not meta.symbol:
+            continue
+        name = meta.name
+        context = dict(token=meta.token)  # what the name does not write:
+        if name.head is None:
+            context["head"] = meta.head  # the head of a score, of q, k, v cut from one W_Q
+        if name.symbol in UNPOSITIONED or name.symbol == "PE":
+            context["position"] = meta.position  # the row of a logit; PE's row from 1
+        if name.symbol in ("L", "PE"):
+            context["index"] = meta.index  # the target of L; PE's column from 1
+        if meta.norm == "ln1":
+            context["norm"] = "ln1"  # a statistic before attention (no mark)
+        assert Meta.of(name, **context) == meta, meta.label
+        count += 1
+    assert count > 500
