@@ -247,10 +247,10 @@ def test_rules_may_give_names_and_formulas_for_headers_and_equations():
     """A column header or an equation's left side given as a Name or a formula prints in
     each notation: LaTeX display with \\frac, the terminal in the plain notation."""
     import dataclasses
+    import io
 
     from rich.console import Console
 
-    from derive.render_markdown import MarkdownRenderer
     from derive.render_rich import render_steps
     from derive.steps import Equation
 
@@ -266,9 +266,9 @@ def test_rules_may_give_names_and_formulas_for_headers_and_equations():
     assert "\\mu'_{5} &= " in latex_text
     assert "u'_{5} &= \\frac{h_{5} - \\mu'_{5}}{\\sigma'_{5}} = [" in latex_text
     assert "{$\\mu'_{5}$} & {$\\sigma'_{5}$}" in latex_text  # the headers of two number columns
-    markdown = MarkdownRenderer(derivation, Format()).render([custom], standalone=False)
-    assert "| token | $\\mu'_{5}$ | $\\sigma'_{5}$ |" in markdown
-    console = Console(width=200, record=True, color_system=None)
+    page = HtmlRenderer(derivation, Format()).render([custom], standalone=False)
+    assert "<th>token</th><th>\\(\\mu'_{5}\\)</th><th>\\(\\sigma'_{5}\\)</th>" in page
+    console = Console(width=200, record=True, color_system=None, file=io.StringIO())
     console.print(render_steps(derivation, [custom], Printer(derivation, Format())))
     terminal = console.export_text()
     assert "u'_5 = (h_5 - mu'_5) / sigma'_5 = [" in terminal and "sigma'_5" in terminal
