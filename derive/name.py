@@ -117,10 +117,11 @@ class Name(Symbol):
         return (self.fields.symbol,), {f.name: getattr(self.fields, f.name) for f in fields(Fields)[1:]}
 
     def _hashable_content(self):
-        return (self.fields,)
+        # a string, so that SymPy can order Names (Basic.compare) as well as compare them
+        return (repr(self.fields),)
 
     def sort_key(self, order=None):
-        return self.class_key(), (2, (self.name, repr(self.fields))), sympy.S.One.sort_key(), sympy.S.One
+        return self.class_key(), (1, (self.name, repr(self.fields))), sympy.S.One.sort_key(), sympy.S.One
 
     def __getattr__(self, attr):
         # the fields read as attributes: name.position, name.head, ...

@@ -299,3 +299,17 @@ def test_meta_of_a_name_gives_the_rules_metadata(case):
         assert Meta.of(name, **context) == meta, meta.label
         count += 1
     assert count > 500
+
+
+def test_names_work_in_sympy_arithmetic():
+    """Names are SymPy symbols: products, sums, derivatives and simplification, printed by
+    SymPy's own printers in the chapter's notation (the definition of u'_5[2] by hand:
+    d/dh of (h - mu') / sigma' is 1 / sigma')."""
+    h = Name("h", position=5, index=2)
+    mu, sigma = Name("mu", position=5, norm="ln2"), Name("sigma", position=5, norm="ln2")
+    u = (h - mu) / sigma
+    assert sympy.diff(u, h) == 1 / sigma and sympy.diff(u, mu) == -1 / sigma
+    assert sympy.simplify(u * sigma + mu) == h
+    assert str(u) == "(h_5[2] - mu'_5)/sigma'_5"
+    assert sympy.latex(u) == r"\frac{h_{5}[2] - \mu'_{5}}{\sigma'_{5}}"
+    assert sorted([sigma, h, mu], key=sympy.default_sort_key) == sorted([mu, sigma, h], key=sympy.default_sort_key)
