@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from derive.registry import Convention, Operation, Param, register
 from derive.array import Array
 from derive.graph import Graph, Meta, Sqrt
+from derive.name import Name
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, constant, entries, matrix_leaves, vector_leaves
@@ -53,7 +54,7 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     if projected:
         W_O = matrix_leaves(graph, "W_O", block.matrices["W_O"], block_no)
         b_O = vector_leaves(graph, "b_O", Vb.get("b_O"), block_no)
-        out = (joined @ W_O + b_O if b_O else joined @ W_O).named(entries("attn", "attn_{t}[{c}]", block=block_no))
+        out = (joined @ W_O + b_O if b_O else joined @ W_O).named(entries("attn", block=block_no))
         out = out.ids()
     else:  # no output projection: the heads' outputs, side by side
         out = joined.ids()
@@ -113,8 +114,8 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
         W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
         b = vector_leaves(graph, f"b_{name}", block.vectors.get(f"b_{name}"), block_no)
         s = name.lower()
-        proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, s=s: Meta(
-            s, f"{s}_{t + 1}[{c + 1}]", block=block_no, head=c // case.d_k + 1, position=t + 1, index=c + 1))
+        proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, s=s: Meta.of(
+            Name(s, position=t + 1, index=c + 1), block=block_no, head=c // case.d_k + 1))
     cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
     return [tuple(proj[n].cols(cs) for n in "QKV") + (case.d_k,) for cs in cols]
 
@@ -130,8 +131,7 @@ def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
             for leaf in [x for row in W.ids() + (b.ids() if b else []) for x in row]:
                 graph.nodes[leaf].meta.head = h
             s = name.lower()
-            proj.append((u @ W + b if b else u @ W).named(entries(s, s + "_{t}^(" + str(h) + ")[{c}]",
-                                                                   block=block_no, head=h)))
+            proj.append((u @ W + b if b else u @ W).named(entries(s, written_head=h, block=block_no)))
         out.append((*proj, len(given["W_Q"][0])))
     return out
 
@@ -149,13 +149,13 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
     visible = (lambda i, j: j <= i) if mask == "causal" else (lambda i, j: True)  # the softmax runs over these
     kept = (lambda i, j: True) if mask == "none" else (lambda i, j: j <= i)  # ... and these keep their weight
     tags = dict(block=block_no, head=h)
-    qk = (q @ k.T).masked(visible).named(entries("qk", "q_{t}.k_{c}", **tags))
-    scores = (qk / Array(graph, [[root]])).named(entries("s", "s_{{{t},{c}}}", **tags))
-    e = scores.exp().named(entries("exp_s", "e^s_{{{t},{c}}}", **tags))
-    total = e.sum().named(lambda t, c: Meta("sum_exp_s", f"sum_j e^s_{{{t + 1},j}}", position=t + 1, **tags))
-    a = (e / total).masked(kept).named(entries("a", "a_{{{t},{c}}}", **tags))
-    o = (a @ v).named(entries("o", "o_{t}^(" + str(h) + ")[{c}]", **tags))
-    zero = entries("a", "a_{{{t},{c}}}", **tags)
+    qk = (q @ k.T).masked(visible).named(entries("qk", **tags))
+    scores = (qk / Array(graph, [[root]])).named(entries("s", **tags))
+    e = scores.exp().named(entries("exp_s", **tags))
+    total = e.sum().named(lambda t, c: Meta.of(Name("sum_exp_s", position=t + 1), **tags))
+    a = (e / total).masked(kept).named(entries("a", **tags))
+    o = (a @ v).named(entries("o", written_head=h, **tags))
+    zero = entries("a", **tags)
     a = a.filled(lambda t, c: graph.leaf(0, zero(t, c)))
     return {"qk": qk.ids(), "s": scores.ids(), "exp_s": e.ids(), "a": a.ids(), "sum": total.column(),
             "o": o.ids(), "q": q.ids(), "k": k.ids(), "v": v.ids()}
@@ -164,9 +164,9 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
 def _given_weights(graph: Graph, block_no: int, h: int, q: Array, k: Array, v: Array, weights) -> dict:
     """Head h (1-based) with its weights a (T x T) given, not computed: o = a v."""
     tags = dict(block=block_no, head=h)
-    a = Array(graph, [[graph.leaf(w, entries("a", "a_{{{t},{c}}}", **tags)(t, c)) for c, w in enumerate(row)]
+    a = Array(graph, [[graph.leaf(w, entries("a", **tags)(t, c)) for c, w in enumerate(row)]
                       for t, row in enumerate(weights)])
-    o = (a @ v).named(entries("o", "o_{t}^(" + str(h) + ")[{c}]", **tags))
+    o = (a @ v).named(entries("o", written_head=h, **tags))
     return {"qk": None, "s": None, "exp_s": None, "a": a.ids(), "sum": None, "o": o.ids(),
             "q": q.ids(), "k": k.ids(), "v": v.ids()}
 

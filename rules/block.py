@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from derive.case import Block, Case
 
 # sublayer, its norm slot (key, output symbol, name, statistics, step, title words), its sum
-SUBLAYERS = (("attention", ("ln1", "u", "u", "{}_{}", "layernorm", "before attention"), "h", attention),
-             ("mlp", ("ln2", "u2", "u'", "{}'_{}", "layernorm2", "before the MLP"), "y", mlp))
+SUBLAYERS = (("attention", ("ln1", "u", 0, "layernorm", "before attention"), "h", attention),
+             ("mlp", ("ln2", "u", 1, "layernorm2", "before the MLP"), "y", mlp))
 OUTPUT_NAMES = {"attention": "attn", "mlp": "m"}  # a sublayer's output on the page, when not summed
-FINAL_SLOT = ("lnf", "f", "f", "{}^f_{}", "final", "before W_U")
+FINAL_SLOT = ("lnf", "f", 0, "final", "before W_U")
 
 
 def normalise(graph: Graph, case: Case, rows: Ids, slot: NormSlot, op_name: str,
@@ -50,8 +50,8 @@ def normalise(graph: Graph, case: Case, rows: Ids, slot: NormSlot, op_name: str,
 
 def slot(case: Case, spec: tuple, block: int | None, reads: str) -> NormSlot:
     """The norm slot ``spec`` (one of SUBLAYERS' or FINAL_SLOT) of ``block``, reading ``reads``."""
-    key, symbol, name, stat, step, where = spec
-    return NormSlot(key, block, symbol, name, stat, reads, step, where, tuple(case.tokens))
+    key, symbol, primes, step, where = spec
+    return NormSlot(key, block, symbol, primes, reads, step, where, tuple(case.tokens))
 
 
 def transformer_block(graph: Graph, case: Case, b: int, block: Block, x: Ids,

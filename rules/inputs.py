@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from derive.registry import Operation, register
 from derive.graph import Graph, Meta
+from derive.name import Name
 from derive.steps import Step, Table, vec
 
 from .linear import Ids
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def given_input(graph: Graph, case: Case) -> tuple[Ids, Step]:
     """X as constant leaves named x_t[c]; returns X and the step that shows it."""
-    X = [[graph.leaf(value, Meta("x", f"x_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
+    X = [[graph.leaf(value, Meta.of(Name("x", position=t + 1, index=c + 1)))
           for c, value in enumerate(row)] for t, row in enumerate(case.X)]
     table = Table(["row", "x_t"], [[f"`{label}`", vec(X[t])] for t, label in enumerate(case.tokens)],
                   title="X (given)", short_exact=True)

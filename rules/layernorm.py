@@ -28,10 +28,10 @@ def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tup
     eps = conv.layernorm_eps
     inside = conv.layernorm_eps_placement == "inside"
     divisor = d - 1 if conv.layernorm_variance == "n-1" else d
-    mu = x.mean().named(slot.statistic("mu", "mu"))
+    mu = x.mean().named(slot.statistic("mu"))
     centred = (x - mu).named(lambda t, j: Meta(None, f"{slot.input}_{t + 1}[{j + 1}] - mu"))
     var = (centred * centred).sum() / divisor
-    sigma = ((var + eps).sqrt() if inside else var.sqrt() + eps).named(slot.statistic("sigma", "sigma"))
+    sigma = ((var + eps).sqrt() if inside else var.sqrt() + eps).named(slot.statistic("sigma"))
     u = centred / sigma
     gain, bias = weights.get("gain"), weights.get("bias")
     if gain is not None:
@@ -39,7 +39,7 @@ def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tup
     if bias is not None:
         u = u + bias
     u = u.named(slot.output())
-    mu_t, sigma_t = slot.stat.format("mu", T), slot.stat.format("sigma", T)
+    mu_t, sigma_t = slot.stat("mu", T), slot.stat("sigma", T)
     words = ("Each row is normalised on its own: subtract its mean mu, divide by "
              + ("sigma = sqrt(variance + eps)" if inside else "sigma = sqrt(variance) + eps")
              + f", with the variance over {'d' if divisor == d else 'd - 1'} and eps = {float(eps):g}.")

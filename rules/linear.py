@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from derive.array import Array
 from derive.graph import Dot, Graph, Meta
+from derive.name import Name
 
 Ids = list[list[int]]
 
@@ -18,8 +19,7 @@ def weight(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | N
 
     Leaf metadata: ``param`` = name, ``position`` = 1-based row, ``index`` = 1-based column.
     """
-    return [[graph.leaf(v, Meta("param", f"{name}_{{{r + 1},{c + 1}}}", block=block,
-                                position=r + 1, index=c + 1, param=name))
+    return [[graph.leaf(v, Meta.of(Name(name, param=True, position=r + 1, index=c + 1), block=block))
              for c, v in enumerate(row)] for r, row in enumerate(matrix)]
 
 
@@ -35,11 +35,13 @@ def matrix_leaves(graph: Graph, name: str, matrix: list[list[Fraction]], block: 
     return Array(graph, weight(graph, name, matrix, block))
 
 
-def entries(symbol: str, label: str, **tags):
-    """The metadata maker of a named T x n array: entry (t, c) (0-based) is ``symbol``
-    at position t + 1, index c + 1, labelled ``label.format(t=t + 1, c=c + 1)``
-    (``"g_{t}[{c}]"``), with the other fields ``tags`` (block, head)."""
-    return lambda t, c: Meta(symbol, label.format(t=t + 1, c=c + 1), position=t + 1, index=c + 1, **tags)
+def entries(symbol: str, primes: int = 0, written_head: int | None = None, **context):
+    """The metadata maker of a named T x n array: entry (t, c) (0-based) is the quantity
+    ``Name(symbol, primes, position t + 1, index c + 1)`` (:mod:`derive.name`), with the
+    head written in the name when ``written_head`` is given (``o_5^(1)[2]``), and the
+    ``context`` the name does not write (block; the head of a score)."""
+    return lambda t, c: Meta.of(Name(symbol, primes=primes, position=t + 1, index=c + 1, head=written_head),
+                                **context)
 
 
 def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None):

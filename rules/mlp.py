@@ -30,13 +30,13 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     activation = registry.get(case.conventions.activation, "activation")
 
     x = Array(graph, u2)
-    hidden = (x @ W_1 + b_1 if b_1 else x @ W_1).named(entries("hidden", "u'_{t}W_1[{c}]", block=block_no))
-    g = hidden.apply(activation.op).named(entries("g", "g_{t}[{c}]", block=block_no))
+    hidden = (x @ W_1 + b_1 if b_1 else x @ W_1).named(entries("hidden", block=block_no))
+    g = hidden.apply(activation.op).named(entries("g", block=block_no))
     m = g @ W_2 + b_2 if b_2 else g @ W_2
     after = block.options.get("output_activation", "none")
     if after != "none":  # an activation after W_2 too (an MLP exercise)
         m = m.apply(registry.get(after, "activation").op)
-    m = m.named(entries("m", "m_{t}[{c}]", block=block_no))
+    m = m.named(entries("m", block=block_no))
 
     name = activation.title
     hidden, g, m = hidden.ids(), g.ids(), m.ids()

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from derive.graph import Meta
+from derive.name import Name
+from derive.printing import text
 from derive.steps import Equation, Ref, Step, Table, vec
 
 Ids = list[list[int]]
@@ -26,9 +28,9 @@ class NormSlot:
         key: ``ln1`` (before attention), ``ln2`` (before the MLP) or ``lnf`` (before W_U);
             the prefix of the slot's weights and the JSON ``norm``.
         block: the block (1-based), None for the final norm.
-        symbol: the JSON symbol of the output (u, u2, f); name: how the page writes it
-            (u, u', f). stat: how its statistics are written (``{}_{}`` gives mu_5,
-            ``{}'_{}`` mu'_5, ``{}^f_{}`` mu^f_5).
+        symbol: the letter of the output (u, f) and primes its primes (u' has 1; its JSON
+            symbol is u2). The statistics (mu, sigma, rms) carry the slot's mark: none
+            before attention (mu_5), ' before the MLP (mu'_5), ^f before W_U (mu^f_5).
         input: the name of the rows it reads (x, x', h, y).
         step: the step key (layernorm, layernorm2, final). where: the title's words.
         tokens: the rows' names.
@@ -37,30 +39,37 @@ class NormSlot:
     key: str
     block: int | None
     symbol: str
-    name: str
-    stat: str
+    primes: int
     input: str
     step: str
     where: str
     tokens: tuple[str, ...]
-
-    def tag(self, t: int) -> dict:
-        """The metadata fields of row t's statistics (0-based t)."""
-        return dict(block=self.block, position=t + 1, norm=self.norm_name)
 
     @property
     def norm_name(self) -> str:
         """The JSON ``norm`` of the slot (ln1, ln2, final)."""
         return "final" if self.key == "lnf" else self.key
 
-    def statistic(self, symbol: str, label: str):
+    @property
+    def name(self) -> str:
+        """The output's letter as the page writes it: u, u', f."""
+        return text(Name(self.symbol, primes=self.primes))
+
+    def stat(self, symbol: str, position: int) -> str:
+        """A statistic of row ``position`` (1-based) as the page writes it: mu_5, mu'_5, mu^f_5."""
+        return text(self._stat(symbol, position))
+
+    def _stat(self, symbol: str, position: int) -> Name:
+        return Name(symbol, position=position, norm=None if self.key == "ln1" else self.norm_name)
+
+    def statistic(self, symbol: str):
         """The metadata maker of a per-row statistic (mu, sigma, rms) of this slot."""
-        return lambda t, c: Meta(symbol, self.stat.format(label, t + 1), **self.tag(t))
+        return lambda t, c: Meta.of(self._stat(symbol, t + 1), block=self.block, norm=self.norm_name)
 
     def output(self):
         """The metadata maker of the normalised entries (u_5[1], u'_5[1], f_5[1])."""
-        return lambda t, c: Meta(self.symbol, f"{self.name}_{t + 1}[{c + 1}]", block=self.block,
-                                 position=t + 1, index=c + 1)
+        return lambda t, c: Meta.of(Name(self.symbol, primes=self.primes, position=t + 1, index=c + 1),
+                                    block=self.block)
 
 
 def norm_step(slot: NormSlot, title: str, words: str, stats: list[tuple[str, list[int]]], out: Ids,
@@ -74,6 +83,6 @@ def norm_step(slot: NormSlot, title: str, words: str, stats: list[tuple[str, lis
                    for t, tok in enumerate(slot.tokens)],
                   title=f"{title} {slot.where}" + (f", block {slot.block}" if slot.block else ""))
     T = len(out)
-    equations = [Equation(slot.stat.format(name, T), Ref("before", ids[-1])) for name, ids in stats]
+    equations = [Equation(slot.stat(name, T), Ref("before", ids[-1])) for name, ids in stats]
     equations.append(Equation(f"{slot.name}_{T} = {formula}", vec(out[-1])))
     return Step(slot.step, f"{title} {slot.where}", words, [table], equations)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from derive.registry import Convention, Operation, Param, register
 from fractions import Fraction
 
+from derive.array import Array
 from derive.graph import Cos, Graph, Lin, Meta, Power, Sin
+from derive.name import Name
+from derive.registry import Convention, Operation, Param, register
 from derive.steps import Step, Table, vec
 
-from .linear import Ids, constant, weight
+from .linear import Ids, constant, entries, weight
 
 if TYPE_CHECKING:
     from derive.case import Case
@@ -40,7 +42,8 @@ def sinusoids(graph: Graph, case: Case, T: int) -> Ids:
             angle = graph.scratch(Lin([pos]), (w,), f"{pos} w_{i}")
             sin_col, cos_col = (2 * i, 2 * i + 1) if conv.sinusoid_layout == "interleaved" else (i, d // 2 + i)
             for col, op in ((sin_col, Sin()), (cos_col, Cos())):
-                row[col] = graph.add(op, (angle,), Meta("pe", f"PE[{pos},{col}]", position=t + 1, index=col + 1))
+                row[col] = graph.add(op, (angle,), Meta.of(Name("PE", position=pos, index=col),
+                                                                   position=t + 1, index=col + 1))
         rows.append(row)
     return rows
 
@@ -56,10 +59,8 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
                                                             enumerate(case.tokens)], short_exact=True)])
     P = weight(graph, "P", case.P) if kind == "learned" else sinusoids(graph, case, len(rows))
     # a given X keeps the name x; the sum with the positions is x' (symbol x2, as u' is u2)
-    symbol, name = ("x", "x") if case.X is None else ("x2", "x'")
-    X = [[graph.add(Lin([1, 1]), (e, P[t][c]),
-                    Meta(symbol, f"{name}_{t + 1}[{c + 1}]", position=t + 1, index=c + 1))
-          for c, e in enumerate(row)] for t, row in enumerate(rows)]
+    primes = 0 if case.X is None else 1
+    X = (Array(graph, rows) + Array(graph, P[:len(rows)])).named(entries("x", primes=primes)).ids()
     columns = ["token", "E[id]", "P_t", "x_t = E[id] + P_t"] if case.X is None else \
         ["row", "x_t", "PE_t", "x'_t = x_t + PE_t"]
     table = Table(columns,

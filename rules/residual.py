@@ -14,7 +14,7 @@ from .linear import Ids, entries
 
 def residual(graph: Graph, stream: Ids, update: Ids, symbol: str, block: int) -> Ids:
     """``stream + update`` row by row (T x d); ``symbol`` is h (after attention) or y."""
-    return (Array(graph, stream) + Array(graph, update)).named(entries(symbol, symbol + "_{t}[{c}]", block=block)).ids()
+    return (Array(graph, stream) + Array(graph, update)).named(entries(symbol, block=block)).ids()
 
 
 def residual_step(case, block_no: int, block, h: Ids | None, y: Ids | None):

@@ -23,12 +23,12 @@ def rms_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple
     """Normalise each row of ``x`` (T x d) in ``slot`` by its root mean square; ``weights``
     holds the optional ``gain`` (1 x d leaves). Returns the output (T x d) and the step."""
     T, d = x.shape
-    rms = ((x * x).sum() / d + conv.rmsnorm_eps).sqrt().named(slot.statistic("rms", "rms"))
+    rms = ((x * x).sum() / d + conv.rmsnorm_eps).sqrt().named(slot.statistic("rms"))
     u = x / rms
     if "gain" in weights:
         u = u * weights["gain"]
     u = u.named(slot.output())
-    rms_t = slot.stat.format("rms", T)
+    rms_t = slot.stat("rms", T)
     words = ("Each row is divided by its root mean square, rms = sqrt(mean of the squares + eps), "
              f"with eps = {float(conv.rmsnorm_eps):g}; no mean is subtracted"
              + (", and each column is multiplied by its gain g." if "gain" in weights else "."))

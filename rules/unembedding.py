@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from derive.registry import Convention, Operation, Param, register
 from derive.array import Array
+from derive.name import Name, Piece
 from derive.graph import Div, Graph, Greedy, Lin, Log, Meta
 from derive.steps import Equation, Ref, Step, Table, vec
 
@@ -33,16 +34,14 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     T_temp = case.conventions.temperature
     if T_temp == 0:
         return _greedy(graph, case, f, W_U)
-    piece = lambda t, c: case.pieces[c]  # a logit's index is its token piece
-    logit = lambda symbol, label: lambda t, c: Meta(symbol, label.format(case.pieces[c]), position=last + 1,
-                                                    index=piece(t, c))
+    logit = _logit(case, last)
     z = Array(graph, [f[last]]) @ Array(graph, W_U)
     if T_temp != 1:
         z = z * (1 / T_temp)
-    z = z.named(logit("z", "z_{}"))
-    e = z.exp().named(logit("exp_z", "e^z_{}"))
-    total = e.sum().named(lambda t, c: Meta("sum_exp_z", "sum_j e^z_j", position=last + 1))
-    p = (e / total).named(logit("p", "p({})"))
+    z = z.named(logit("z"))
+    e = z.exp().named(logit("exp_z"))
+    total = e.sum().named(lambda t, c: Meta.of(Name("sum_exp_z"), position=last + 1))
+    p = (e / total).named(logit("p"))
     z, exp_z, p, total = z.ids()[0], e.ids()[0], p.ids()[0], total.column()[0]
     inv_T = 1 / T_temp
     out = {"z": z, "exp_z": exp_z, "p": p, "sum": total, "L": None}
@@ -56,7 +55,7 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     if case.target is not None:
         piece = case.pieces[case.target]
         log_p = graph.scratch(Log(), (p[case.target],), f"ln p({piece})")
-        meta = Meta("L", "L", position=last + 1, index=piece)
+        meta = Meta.of(Name("L"), position=last + 1, index=piece)
         if case.conventions.loss_log == "2":
             ln2 = graph.scratch(Log(), (constant(graph, 2, "2"),), "ln 2")
             out["L"] = graph.add(Div(), (graph.scratch(Lin([-1]), (log_p,), f"-ln p({piece})"), ln2), meta)
@@ -69,13 +68,17 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     return out, steps
 
 
+def _logit(case: Case, last: int):
+    """The metadata maker of one quantity per vocabulary piece of the last row (z, e^z, p):
+    ``_logit(case, 4)("z")(0, c)`` is z_piece of row 5, its index the piece."""
+    return lambda symbol: lambda t, c: Meta.of(Name(symbol, index=Piece(case.pieces[c])), position=last + 1)
+
+
 def _greedy(graph: Graph, case: Case, f: Ids, W_U: Ids) -> tuple[dict, list[Step]]:
     """T = 0: the logits, and p = 1 for their argmax (lowest id on a tie), 0 elsewhere."""
     last = len(f) - 1
-    z = affine(graph, [f[last]], W_U, None, lambda t, c: Meta(
-        "z", f"z_{case.pieces[c]}", position=last + 1, index=case.pieces[c]))[0]
-    p = [graph.add(Greedy(c), z, Meta("p", f"p({case.pieces[c]})", position=last + 1, index=case.pieces[c]))
-         for c in range(len(z))]
+    z = affine(graph, [f[last]], W_U, None, lambda t, c: _logit(case, last)("z")(0, c))[0]
+    p = [graph.add(Greedy(c), z, _logit(case, last)("p")(0, c)) for c in range(len(z))]
     table = Table(["token", "z", "p"], [[f"`{case.pieces[c]}`", Ref("before", z[c]), Ref("before", p[c])]
                                         for c in range(len(case.pieces))], title="Logits, greedy", sort_by=1)
     words = ("T = 0 is greedy decoding: the next token is the argmax of the logits (on a tie, the lowest id), "

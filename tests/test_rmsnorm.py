@@ -101,7 +101,7 @@ def test_rmsnorm_by_hand():
     x = Array(graph, [[graph.leaf(3, _meta("x", 1)), graph.leaf(4, _meta("x", 2))]])
     gain = Array(graph, [[graph.leaf(__import__("fractions").Fraction(1, 2), _meta("g", 1)),
                           graph.leaf(2, _meta("g", 2))]])
-    slot = NormSlot("ln1", 1, "u", "u", "{}_{}", "x", "layernorm", "before attention", ("a",))
+    slot = NormSlot("ln1", 1, "u", 0, "x", "layernorm", "before attention", ("a",))
     conv = type("C", (), {"rmsnorm_eps": 0})()
     u, step = registry.get("rmsnorm").forward(x, slot, conv, {"gain": gain})
     d = Derivation(load_case("cat-climbed"), graph, [step], None, {})
