@@ -318,11 +318,11 @@ class _Reader:
         """One convention's value, checked against its kind; the error names the field
         (``table`` + the field: ``conventions.mask``, ``blocks[1].projections``)."""
         where = f"{table}{conv.field}"
-        if conv.kind == "choice_or_positive" and value in conv.options():
+        if conv.kind == "choice_or_positive" and isinstance(value, str) and value in conv.options():
             return value
         if conv.kind == "choice":
             options = conv.options()
-            if value not in options:
+            if not isinstance(value, str) or value not in options:
                 raise self.fail(where, f"unknown value {_describe(value)}", "one of " + ", ".join(options))
             return value
         if conv.kind == "bool":
@@ -445,10 +445,20 @@ class _Reader:
         for slot, before in NORM_SLOTS.items():
             if before not in sublayers:
                 continue
+            given = [k for k in [slot] + _slot_params(slot) if k in table]
+            if not layernorm:  # a block without norms: a norm or its weights would be ignored
+                if given:
+                    raise self.fail(where + given[0], "is given but the block has layernorm = false (no norms)",
+                                    "no norm fields, or layernorm = true")
+                continue
             norms[slot] = self.norm_choice(table, slot, where, conventions.norm)
             known.add(slot)
-            for param in registry.get(norms[slot]).params:
-                key = f"{slot}_{param.name}"
+            own = {f"{slot}_{p.name}": p for p in registry.get(norms[slot]).params}
+            other = [k for k in given if k != slot and k not in own]
+            if other:
+                raise self.fail(where + other[0], f"is not a weight of this slot's norm ({norms[slot]})",
+                                "one of " + ", ".join(own) if own else "no weights")
+            for key, param in own.items():
                 known.add(key)
                 if key in table:
                     vectors[key] = self.vector(table[key], where + key, dims.get(param.shape[0]))
@@ -462,7 +472,7 @@ class _Reader:
         """The norm a slot uses: ``table[key]``, one of the registered norms, else ``default``."""
         value = table.get(key, default)
         options = registry.names("norm")
-        if value not in options:
+        if not isinstance(value, str) or value not in options:
             raise self.fail(where + key, f"unknown norm {_describe(value)}", "one of " + ", ".join(options))
         return value
 
@@ -546,6 +556,10 @@ class _Reader:
         W_U = self.get(model, "W_U", "model.") if pieces else "tied"
         W_U = None if W_U == "tied" else self.matrix(W_U, "model.W_U", d, len(pieces))
         final_norm = self.norm_choice(model, FINAL_SLOT, "model.", conventions.norm)
+        unused = [k for k in [FINAL_SLOT] + list(FINAL_VECTORS) if k in model]
+        if unused and not conventions.final_layernorm:
+            raise self.fail(f"model.{unused[0]}", "is given but conventions.final_layernorm = false (no final norm)",
+                            "no final norm fields, or final_layernorm = true")
         allowed = [f"{FINAL_SLOT}_{p.name}" for p in registry.get(final_norm).params]
         unused = sorted(set(FINAL_VECTORS) & set(model) - set(allowed))
         if unused:

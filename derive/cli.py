@@ -14,7 +14,7 @@ from rich.markup import escape
 from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
-from .cells import Printer
+from .cells import Printer, step_refs
 from .derivation import derive
 from .errors import DeriveError
 from .export_json import records
@@ -123,7 +123,8 @@ def run(
     try:
         derivation = derive(load_case(case))
         if json_out:
-            text = json.dumps(records(derivation, fmt), ensure_ascii=False, indent=1) + "\n"
+            only = None if step is None else {r for s in select_steps(derivation, step) for r in step_refs(s)}
+            text = json.dumps(records(derivation, fmt, only), ensure_ascii=False, indent=1) + "\n"
         else:
             steps = select_steps(derivation, step)
             printer = Printer(derivation, fmt, carry.value)

@@ -17,9 +17,10 @@ from .derivation import VALUE_FORMAT, Derivation
 from .rounding import Format
 
 
-def records(derivation: Derivation, fmt: Format) -> list[dict]:
-    """The records of every named quantity, in the order they are computed."""
-    refs = derivation.quantities()
+def records(derivation: Derivation, fmt: Format, only: set | None = None) -> list[dict]:
+    """The records of every named quantity, in the order they are computed; with ``only``
+    (a set of refs, e.g. those one step shows), of those quantities alone."""
+    refs = [r for r in derivation.quantities() if only is None or r in only]
     decimals = derivation.decimals(refs, fmt)
     values = derivation.decimals(refs, VALUE_FORMAT)
     out = []

@@ -29,8 +29,8 @@ def rms_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple
         u = u * weights["gain"]
     u = u.named(slot.output())
     rms_t = slot.stat("rms", T)
-    words = ("Each row is divided by its root mean square, rms = sqrt(mean of the squares + eps), "
-             f"with eps = {float(conv.rmsnorm_eps):g}; no mean is subtracted"
+    words = ("Each row is divided by its root mean square, the square root of the mean of its squares "
+             f"plus eps, with eps = {float(conv.rmsnorm_eps):g}; no mean is subtracted"
              + (", and each column is multiplied by its gain g." if "gain" in weights else "."))
     formula = ("g * " if "gain" in weights else "") + f"{slot.input}_{T} / {rms_t}"
     return u, norm_step(slot, "RMSNorm", words, [("rms", rms.column())], u.ids(), formula)

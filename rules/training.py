@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from fractions import Fraction
 
 from derive.registry import Convention, Operation, register
+from derive import formula as F
 from derive.graph import Graph
+from derive.name import Name
 from derive.steps import Equation, Ref, Step, Table, vec
 
 if TYPE_CHECKING:
@@ -23,7 +25,8 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     seen = list(dict.fromkeys(case.ids))
     rest = len(case.pieces) - len(seen)
     grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in seen]
-    tables = [Table(["id", "token", "dL/dE_i"], grad_rows, title="Gradient of L for the rows of the prompt")]
+    E_i, dE_i = Name("E", param=True, position="i"), Name("E", param=True, position="i", grad=True)
+    tables = [Table(["id", "token", dE_i], grad_rows, title="Gradient of L for the rows of the prompt")]
     by_param: dict[tuple, list[int]] = {}
     for leaf in graph.param_leaves():
         meta = graph.nodes[leaf].meta
@@ -33,12 +36,15 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
         rows: dict[int, list[int]] = {}
         for leaf in leaves:
             rows.setdefault(graph.nodes[leaf].meta.position, []).append(leaf)
-        tables.append(Table(["row", f"dL/d{param}"], [[r, vec(ls, "grad")] for r, ls in rows.items()],
+        grad = Name(param, param=True, grad=True)
+        tables.append(Table(["row", grad], [[r, vec(ls, "grad")] for r, ls in rows.items()],
                             title=f"dL/d{param}" + (f" (block {block})" if block else "")))
-    gradient = Step("gradient", "The gradient of the loss",
-                    f"Reverse mode from L back to every weight. The other {rest} rows of E have "
-                    "derivative exactly 0: a token that is not in the sentence does not move.", tables)
-    updates = [Table(["id", "token", "E_i", "dL/dE_i", f"E_i - {eta} dL/dE_i"],
+    words = "Reverse mode from L back to every weight."
+    if rest and case.W_U is not None:  # tied, every row of E is also a column of W_U: it moves too
+        words += (f" The other {rest} {'row' if rest == 1 else 'rows'} of E {'has' if rest == 1 else 'have'} "
+                  "derivative exactly 0: a token that is not in the sentence does not move.")
+    gradient = Step("gradient", "The gradient of the loss", words, tables)
+    updates = [Table(["id", "token", E_i, dE_i, F.Terms(E_i, F.Neg(F.Times(F.number(eta), dE_i)))],
                      [[i, f"`{case.pieces[i]}`", vec(E[i]), vec(E[i], "grad"), vec(E[i], "updated")] for i in seen],
                      title=f"SGD step, eta = {eta}")]
     sgd = Step("sgd", "One SGD step", f"Every weight moves against its derivative: theta <- theta - {eta} dL/dtheta.",

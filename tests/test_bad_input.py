@@ -119,6 +119,18 @@ BAD_CASES = [
      "field conventions.layernorm_epsilon", ["unknown field", "expected one of", "layernorm_eps"]),
     ("negative-eps", edit("layernorm_eps = 1e-5", "layernorm_eps = -1e-5"),
      "field conventions.layernorm_eps", ["is negative", "expected eps >= 0"]),
+    # norm slots (the registry's norms: layernorm, rmsnorm)
+    ("norm-as-list", edit('mask = "causal"', 'mask = "causal"\nnorm = ["rmsnorm"]'),
+     "field conventions.norm", ["unknown value ['rmsnorm']", "expected one of layernorm, rmsnorm"]),
+    ("slot-norm-as-table", edit("[[blocks]]", '[[blocks]]\nln2 = {name = "rmsnorm"}'),
+     "field blocks[1].ln2", ["unknown norm a table", "expected one of layernorm, rmsnorm"]),
+    ("rmsnorm-bias", edit("[[blocks]]", '[[blocks]]\nln1 = "rmsnorm"\nln1_bias = [0.5, 0, 0, 0]'),
+     "field blocks[1].ln1_bias", ["is not a weight of this slot's norm (rmsnorm)", "expected one of ln1_gain"]),
+    ("norm-without-norms", edit("[[blocks]]", '[[blocks]]\nlayernorm = false\nln1 = "rmsnorm"'),
+     "field blocks[1].ln1", ["layernorm = false", "expected no norm fields"]),
+    ("final-gain-without-final-norm", edit("final_layernorm = true", "final_layernorm = false")
+     .replace("d_model = 4", "d_model = 4\nlnf_gain = [1, 1, 1, 1]", 1),
+     "field model.lnf_gain", ["conventions.final_layernorm = false", "expected no final norm fields"]),
     # the nasty inputs a user might produce
     ("conventions-array-of-tables", edit("[conventions]", "[[conventions]]"),
      "field conventions", ["is an array of tables", "expected a table [conventions]"]),

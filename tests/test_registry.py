@@ -158,3 +158,15 @@ def test_a_norm_that_divides_by_zero_names_its_own_eps(tmp_path):
         derive(case).evaluation()
     message = str(err.value)
     assert "RMSNorm (ln1) of row 1 of block 1" in message and "conventions.rmsnorm_eps" in message
+
+
+def test_json_of_one_step_holds_that_steps_quantities():
+    """``--format json --step attention`` gives the records the attention step shows (the
+    scores and weights of each head), not the whole derivation."""
+    import json
+    whole = json.loads(CliRunner().invoke(app, ["run", "cat-climbed", "--format", "json"]).output)
+    step = json.loads(CliRunner().invoke(app, ["run", "cat-climbed", "--format", "json", "--step", "attention"]).output)
+    assert 0 < len(step) < len(whole)
+    assert {r["symbol"] for r in step} >= {"s", "a"} and not {r["symbol"] for r in step} & {"L", "grad", "mu"}
+    # the seed's last row of head 1: a_{5,3} = 0.622 (shared/seeds/000, step 6)
+    assert any(r["label"] == "a_{5,3}" and r["head"] == 1 and r["decimal"] == "0.622" for r in step)
