@@ -304,6 +304,26 @@ class GeluErf(_Unary):
         return F.GeluErf(args[0])
 
 
+class Silu(_Unary):
+    """SiLU (swish): ``x sigma(x) = x / (1 + e^-x)`` (Elfwing et al. 2018, eq. 1; Ramachandran
+    et al. 2017; Llama's MLP activation); its derivative is ``sigma(x) (1 + x (1 - sigma(x)))``."""
+
+    def ball(self, x):
+        return x / (1 + (-x).exp())
+
+    def partials(self, args, out):
+        x = as_arb(args[0])
+        s = 1 / (1 + (-x).exp())
+        return [s * (1 + x * (1 - s))]
+
+    def sympy(self, args):
+        x = args[0]
+        return x / (1 + sympy.exp(-x))
+
+    def hand(self, args):
+        return F.Over(args[0], F.Terms(F.number(1), F.exp(F.Neg(args[0]))))
+
+
 class Relu(Op):
     """``max(0, x)``; its derivative at 0 is taken as 0 (PyTorch's convention)."""
 

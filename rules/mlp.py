@@ -63,7 +63,7 @@ MLP = register(Operation(
                             choices=lambda: registry.names("activation"),
                             slips={"gelu_erf": "GELU in the erf form instead of the tanh form",
                                    "gelu_tanh": "GELU in the tanh form instead of the erf form"},
-                            applies=lambda conv: conv.activation != "relu",
+                            applies=lambda conv: conv.activation.startswith("gelu"),
                             source="Hendrycks and Gimpel 2016"),),
     options=(Convention("output_activation", "none", "an activation after W_2 as well (an MLP exercise: "
                                                      "ReLU after both layers)",

@@ -504,7 +504,8 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     """m = act(u' W_1 + b_1) W_2 + b_2 with ReLU (F.relu), GELU tanh or GELU erf (F.gelu)."""
 
-    ACTIVATIONS = {"relu": F.relu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "gelu_erf": F.gelu}
+    ACTIVATIONS = {"relu": F.relu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "gelu_erf": F.gelu,
+                   "silu": F.silu}
 
     def __init__(self, case: Case, block):
         """``block``: a :class:`derive.case.Block` with an MLP."""

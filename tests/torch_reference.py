@@ -158,7 +158,7 @@ def forward(case: Case, params: dict[ParamKey, torch.Tensor]) -> Forward:
     out = Forward(x=x.detach())
     causal = conv.mask == "causal"
     act = {"gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "gelu_erf": F.gelu,
-           "relu": F.relu}[conv.activation]
+           "relu": F.relu, "silu": F.silu}[conv.activation]
     stream = x
     for b in range(1, len(case.blocks) + 1):
         rec: dict = {}
