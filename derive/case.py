@@ -546,9 +546,6 @@ class _Reader:
             P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)
         else:
             P = []
-            if conventions.positions == "sinusoidal" and d % 2:
-                raise self.fail("conventions.positions", f"sinusoids need an even d_model, not {d}",
-                                "an even d_model, or positions = \"learned\"")
         if conventions.positions == "learned" and len(P) < rows:
             raise self.fail("model.P", f"has {len(P)} rows but the prompt has {rows} tokens",
                             f"at least {rows} rows")
@@ -566,7 +563,7 @@ class _Reader:
             raise self.fail(f"model.{unused[0]}", f"is not a weight of the final norm ({final_norm})",
                             "one of " + ", ".join(allowed) if allowed else "no weights")
         final_vectors = {name: self.vector(model[name], f"model.{name}", d) for name in allowed if name in model}
-        return Case(
+        case = Case(
             name=self.data.get("name", Path(self.path).stem),
             title=self.data.get("title", text),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
@@ -574,6 +571,11 @@ class _Reader:
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
             context_length=context_length, final_norm=final_norm,
         )
+        for op in registry.operations():  # the checks an operation needs of the whole case
+            problem = op.check(case) if op.check is not None else None
+            if problem is not None:
+                raise self.fail(*problem)
+        return case
 
     def context_length(self, model: dict, rows: int, p_rows: int | None) -> int | None:
         """``model.context_length``: an integer at least the prompt's length and at least

@@ -106,6 +106,9 @@ class Operation:
         options: for a sublayer, settings a block states for it (a field of the
             ``[[blocks]]`` table, read as a :class:`Convention` of that kind:
             attention's ``projections = false``).
+        check: a last check of a loaded case the operation needs (a predicate that returns
+            None, or the field, the message and what was expected: sinusoids need an even
+            d_model).
         undefined: for a norm, when its divisor can be 0: the convention field that
             prevents it (eps) and the message's end, with ``{eps}`` for its value
             (``"is of a constant row: its variance is 0 and eps = {eps}, ..."``).
@@ -124,6 +127,7 @@ class Operation:
     symbols: dict[str, str] = field(default_factory=dict)
     undefined: tuple[str, str] | None = None
     options: tuple[Convention, ...] = ()
+    check: Callable[[Any], tuple[str, str, str] | None] | None = None
 
 
 OPERATIONS: dict[str, Operation] = {}

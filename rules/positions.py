@@ -33,14 +33,17 @@ def sinusoids(graph: Graph, case: Case, T: int) -> Ids:
     conv = case.conventions
     d = case.d_model
     base = constant(graph, conv.sinusoid_base, "base")
-    freqs = [graph.add(Power(Fraction(-2 * i, d)), (base,), Meta(None, f"w_{i}")) for i in range(d // 2)]
+    half = d // 2
+    spacing = Fraction(2, d) if conv.sinusoid_spacing == "vaswani" else Fraction(1, half - 1)
+    freqs = [graph.add(Power(-i * spacing), (base,), Meta(None, f"w_{i}")) for i in range(half)]
     rows = []
     for t in range(T):
         pos = conv.first_position + t
         row = [None] * d
         for i, w in enumerate(freqs):
             angle = graph.scratch(Lin([pos]), (w,), f"{pos} w_{i}")
-            sin_col, cos_col = (2 * i, 2 * i + 1) if conv.sinusoid_layout == "interleaved" else (i, d // 2 + i)
+            first, second = (2 * i, 2 * i + 1) if conv.sinusoid_layout == "interleaved" else (i, half + i)
+            sin_col, cos_col = (first, second) if conv.sinusoid_order == "sin_cos" else (second, first)
             for col, op in ((sin_col, Sin()), (cos_col, Cos())):
                 row[col] = graph.add(op, (angle,), Meta.of(Name("PE", position=pos, index=col),
                                                                    position=t + 1, index=col + 1))
@@ -69,10 +72,28 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
     words = ("E does not say where the token is. Each position has a row of P, and the sum of "
              "the two rows is the row of X, the only thing the block receives.")
     if kind == "sinusoidal":
-        words += (f" Here P is the sinusoids: PE[pos, 2i] = sin(pos w_i), PE[pos, 2i+1] = cos(pos w_i), "
-                  f"w_i = 1/{case.conventions.sinusoid_base}^(2i/d), pos from {case.conventions.first_position}"
-                  + (", sines first then cosines." if case.conventions.sinusoid_layout == "concatenated" else "."))
+        conv = case.conventions
+        f1, f2 = ("sin", "cos") if conv.sinusoid_order == "sin_cos" else ("cos", "sin")
+        c1, c2 = ("2i", "2i+1") if conv.sinusoid_layout == "interleaved" else ("i", "d/2 + i")
+        w = "(2i/d)" if conv.sinusoid_spacing == "vaswani" else "(i/(d/2 - 1))"
+        words += (f" Here P is the sinusoids: PE[pos, {c1}] = {f1}(pos w_i), PE[pos, {c2}] = {f2}(pos w_i), "
+                  f"w_i = 1/{conv.sinusoid_base}^{w}, pos from {conv.first_position}.")
     return X, Step("positions", "The position table P and the matrix X", words, [table])
+
+
+def _check_sinusoids(case: Case) -> tuple[str, str, str] | None:
+    """Sinusoids come in sine and cosine pairs (an even d_model); the tensor2tensor spacing
+    divides by d/2 - 1 (d_model >= 4)."""
+    conv, d = case.conventions, case.d_model
+    if conv.positions != "sinusoidal":
+        return None
+    if d % 2:
+        return "conventions.positions", f"sinusoids need an even d_model, not {d}", \
+            'an even d_model, or positions = "learned"'
+    if conv.sinusoid_spacing == "tensor2tensor" and d < 4:
+        return "conventions.sinusoid_spacing", f"tensor2tensor spacing divides by d/2 - 1 = 0 (d_model = {d})", \
+            'd_model >= 4, or sinusoid_spacing = "vaswani"'
+    return None
 
 
 POSITIONS = register(Operation(
@@ -90,9 +111,18 @@ POSITIONS = register(Operation(
                    slips={"concatenated": "sinusoid columns concatenated instead of interleaved"},
                    applies=lambda conv: conv.positions == "sinusoidal",
                    source="Vaswani et al. 2017, section 3.5"),
+        Convention("sinusoid_order", "sin_cos", "which of each sine and cosine pair comes first",
+                   choices={"sin_cos": "sine first (the 2017 paper)", "cos_sin": "cosine first"},
+                   applies=lambda conv: conv.positions == "sinusoidal"),
+        Convention("sinusoid_spacing", "vaswani", "how the frequencies are spaced",
+                   choices={"vaswani": "w_i = 1 / base^(2i/d), i = 0 .. d/2 - 1 (Vaswani et al. 2017, 3.5)",
+                            "tensor2tensor": "w_i = 1 / base^(i/(d/2 - 1)) (tensor2tensor's "
+                                             "get_timing_signal_1d; d_model >= 4)"},
+                   applies=lambda conv: conv.positions == "sinusoidal"),
         Convention("sinusoid_base", Fraction(10000), "the base of the sinusoids, w_i = 1 / base^(2i/d)",
                    kind="positive", source="Vaswani et al. 2017, section 3.5"),
         Convention("first_position", 0, "pos of the first token in the sinusoids (seed 004: PE[0])", kind="count"),
     ),
     forward=positions,
+    check=lambda case: _check_sinusoids(case),
 ))
