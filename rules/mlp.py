@@ -32,31 +32,47 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     x = Array(graph, u2)
     hidden = (x @ W_1 + b_1 if b_1 else x @ W_1).named(entries("hidden", block=block_no))
     g = hidden.apply(activation.op).named(entries("g", block=block_no))
-    m = g @ W_2 + b_2 if b_2 else g @ W_2
+    mixed = g
+    gated = block.options.get("gated", False)
+    if gated:  # GLU (Shazeer 2020): the activation gates a second projection, entry by entry
+        W_3 = matrix_leaves(graph, "W_3", M["W_3"], block_no)
+        b_3 = vector_leaves(graph, "b_3", Vb.get("b_3"), block_no)
+        up = (x @ W_3 + b_3 if b_3 else x @ W_3).named(entries("up", block=block_no))
+        mixed = (g * up).named(entries("gated", block=block_no))
+    m = mixed @ W_2 + b_2 if b_2 else mixed @ W_2
     after = block.options.get("output_activation", "none")
     if after != "none":  # an activation after W_2 too (an MLP exercise)
         m = m.apply(registry.get(after, "activation").op)
     m = m.named(entries("m", block=block_no))
 
     name = activation.title
-    hidden, g, m = hidden.ids(), g.ids(), m.ids()
-    product = "g W_2" + (" + b_2" if b_2 else "")
+    product = ("(g * up)" if gated else "g") + " W_2" + (" + b_2" if b_2 else "")
     out_name = product if after == "none" else f"{registry.get(after).title}({product})"
-    table = Table(["token", "u' W_1" + (" + b_1" if b_1 else ""), name, f"m = {out_name}"],
-                  [[f"`{tok}`", vec(hidden[t]), vec(g[t]), vec(m[t])] for t, tok in enumerate(case.tokens)],
+    parts = [("u' W_1" + (" + b_1" if b_1 else ""), hidden), (name, g)]
+    if gated:
+        parts += [("up = u' W_3" + (" + b_3" if b_3 else ""), up), (f"{name} * up", mixed)]
+    parts.append((f"m = {out_name}", m))
+    ids = [p.ids() for _, p in parts]
+    table = Table(["token"] + [title for title, _ in parts],
+                  [[f"`{tok}`"] + [vec(col[t]) for col in ids] for t, tok in enumerate(case.tokens)],
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
     words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
-             f"and brings it back to {case.d_model} with W_2"
+             + (f"multiplies it entry by entry with u' W_3 (a gated unit, {name[:4]}GLU), " if gated else "")
+             + f"and brings it back to {case.d_model} with W_2"
              + ("." if after == "none" else f", then applies {registry.get(after).title} again."))
+    m = m.ids()
     return m, [Step("mlp", "MLP", words, [table])]
 
 
 MLP = register(Operation(
     name="mlp", kind="sublayer", title="MLP", stage=32, steps=("mlp",),
-    symbols={"hidden": "u' W_1 + b_1", "g": "the activation of hidden", "m": "g W_2 + b_2"},
+    symbols={"hidden": "u' W_1 + b_1", "g": "the activation of hidden", "m": "g W_2 + b_2",
+             "up": "u' W_3 + b_3 (a gated MLP)", "gated": "g * up, entry by entry (a gated MLP)"},
     source="Vaswani et al. 2017, eq. 2, with GPT-2's GELU",
     params=(Param("W_1", ("d_model", "d_mlp"), "widens each row to d_mlp"),
             Param("b_1", ("d_mlp",), "the bias of W_1", optional=True),
+            Param("W_3", ("d_model", "d_mlp"), "the gated MLP's second projection (up)", needs="gated"),
+            Param("b_3", ("d_mlp",), "the bias of W_3", optional=True, needs="gated"),
             Param("W_2", ("d_mlp", "d_model"), "brings it back to d_model"),
             Param("b_2", ("d_model",), "the bias of W_2", optional=True)),
     conventions=(Convention("activation", "gelu_tanh", "the elementwise map between W_1 and W_2",
@@ -65,7 +81,10 @@ MLP = register(Operation(
                                    "gelu_tanh": "GELU in the tanh form instead of the erf form"},
                             applies=lambda conv: conv.activation.startswith("gelu"),
                             source="Hendrycks and Gimpel 2016"),),
-    options=(Convention("output_activation", "none", "an activation after W_2 as well (an MLP exercise: "
+    options=(Convention("gated", False, "a gated MLP: m = (act(u' W_1 + b_1) * (u' W_3 + b_3)) W_2 + b_2, "
+                                        "SwiGLU with SiLU, GeGLU with GELU (Llama's w1, w3, w2)",
+                        kind="bool", source="Shazeer 2020, GLU Variants Improve Transformer, eq. 6"),
+             Convention("output_activation", "none", "an activation after W_2 as well (an MLP exercise: "
                                                      "ReLU after both layers)",
                         choices=lambda: {"none": "m = g W_2 + b_2"} | registry.names("activation")),),
     forward=mlp,

@@ -161,7 +161,7 @@ def crosscheck(path, extra=None) -> dict:
             undecided += 1
             ball = derivation.value(ref)
             mid, rad = float(ball.mid()), float(ball.rad())
-            if rad > TOL or not close(mid, want, rad):
+            if rad > TOL * max(1.0, abs(mid)) or not close(mid, want, rad):  # as close(): relative above 1
                 failures.append(f"{r['label']} {key}: derive ball {ball} vs torch {want!r}")
         elif not (math.isfinite(want) and close(float(r["value"]), want)):
             failures.append(f"{r['label']} {key}: derive {r['value']} vs torch {want!r} "
