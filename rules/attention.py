@@ -109,6 +109,7 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
     if not block.options.get("projections", True):  # the rows are their own queries, keys and values
         cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
         return [(u.cols(cs), u.cols(cs), u.cols(cs), case.d_k) for cs in cols]
+    group = case.heads // kv_heads(case, block)  # query heads per key/value head
     proj = {}
     for name in "QKV":
         W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
@@ -116,8 +117,32 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
         s = name.lower()
         proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, s=s: Meta.of(
             Name(s, position=t + 1, index=c + 1), block=block_no, head=c // case.d_k + 1))
-    cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
-    return [tuple(proj[n].cols(cs) for n in "QKV") + (case.d_k,) for cs in cols]
+    cols = lambda h: range((h - 1) * case.d_k, h * case.d_k)  # the d_k columns of head h (1-based)
+    kv = lambda h: (h - 1) // group + 1  # the key/value head query head h reads
+    return [(proj["Q"].cols(cols(h)), proj["K"].cols(cols(kv(h))), proj["V"].cols(cols(kv(h))), case.d_k)
+            for h in range(1, case.heads + 1)]
+
+
+def kv_heads(case: Case, block: Block) -> int:
+    """The number of key/value heads of a block (``kv_heads``; all heads by default)."""
+    value = block.options.get("kv_heads", "heads")
+    return case.heads if value == "heads" else int(value)
+
+
+def _check_kv_heads(case: Case) -> tuple[str, str, str] | None:
+    """kv_heads is a whole number that divides heads, and W_K, W_V have kv_heads d_k columns."""
+    for b, block in enumerate(case.blocks, 1):
+        if "W_K" not in block.matrices or block.heads is not None:
+            continue
+        value = block.options.get("kv_heads", "heads")
+        if value != "heads" and (value.denominator != 1 or case.heads % int(value)):
+            return f"blocks[{b}].kv_heads", f"is {value}", f"a whole number that divides heads = {case.heads}"
+        width = kv_heads(case, block) * case.d_k
+        for name in ("W_K", "W_V"):
+            if len(block.matrices[name][0]) != width:
+                return f"blocks[{b}].{name}", f"has {len(block.matrices[name][0])} columns", \
+                    f"{width} (kv_heads x d_k = {kv_heads(case, block)} x {case.d_k})"
+    return None
 
 
 def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array) -> list[tuple]:
@@ -203,16 +228,22 @@ ATTENTION = register(Operation(
     steps=("qkv", "attention", "mix"),
     symbols={"q": "a query entry", "k": "a key entry", "v": "a value entry", "qk": "q_i . k_j", "s": "a score q_i . k_j / sqrt(d_k)", "exp_s": "e^s", "sum_exp_s": "a row's sum of e^s", "a": "an attention weight", "o": "a head's mixed value", "attn": "the joined heads times W_O"},
     source="Vaswani et al. 2017, eq. 1 and section 3.2.2",
-    params=tuple(Param(f"W_{m}", ("d_model", "d_model"), f"the {what} weights; head h reads columns "
-                       "(h-1) d_k + 1 .. h d_k", needs="projections")
-                 for m, what in (("Q", "query"), ("K", "key"), ("V", "value")))
+    params=(Param("W_Q", ("d_model", "d_model"), "the query weights; head h reads columns (h-1) d_k + 1 .. h d_k",
+                  needs="projections"),)
+    + tuple(Param(f"W_{m}", ("d_model", "d_kv"), f"the {what} weights: kv_heads heads of d_k columns (d_kv = "
+                  "kv_heads d_k; d_model unless the heads share keys and values)", needs="projections")
+            for m, what in (("K", "key"), ("V", "value")))
     + (Param("W_O", ("d_model", "d_model"), "the output projection of the joined heads", needs="projections"),)
-    + tuple(Param(f"b_{m}", ("d_model",), f"the bias of W_{m}", optional=True, needs="projections")
-            for m in "QKVO")
+    + tuple(Param(f"b_{m}", (width,), f"the bias of W_{m}", optional=True, needs="projections")
+            for m, width in (("Q", "d_model"), ("K", "d_kv"), ("V", "d_kv"), ("O", "d_model")))
     + (Param("attention_weights", ("T", "T"), "the weights a_{i,j} given (row i: the query), instead of a "
              "softmax of scores (a 0/1 pattern in an exercise); the mask and score scale do not apply",
              trainable=False, optional=True),),
-    options=(Convention("projections", True, "false: no W_Q, W_K, W_V, W_O; the rows are their own queries, "
+    options=(Convention("kv_heads", "heads", "how many key/value heads the query heads share, in groups "
+                                             "of heads / kv_heads (1: multi-query attention)",
+                        kind="choice_or_positive", choices={"heads": "one per query head (multi-head attention)"},
+                        source="Ainslie et al. 2023, GQA, section 2; Shazeer 2019 (multi-query)"),
+             Convention("projections", True, "false: no W_Q, W_K, W_V, W_O; the rows are their own queries, "
                                              "keys and values, and the heads' outputs are joined as they are",
                         kind="bool", source="simplified self-attention, Raschka 2024, section 3.3"),),
     conventions=(
@@ -231,4 +262,5 @@ ATTENTION = register(Operation(
                    source="Vaswani et al. 2017, eq. 1"),
     ),
     forward=attention,
+    check=lambda case: _check_kv_heads(case),
 ))

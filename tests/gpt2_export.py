@@ -437,6 +437,8 @@ class Attention(nn.Module):
         self.score_scale = conv.score_scale  # d_k, d_model, none or a number n (q.k / sqrt(n))
         self.given = block.heads is not None
         self.projections = block.options.get("projections", True)  # false: q = k = v = u, no W_O
+        kv = block.options.get("kv_heads", "heads")  # key/value heads shared by groups of query heads
+        self.group = 1 if kv == "heads" else case.heads // int(kv)
         weights = block.matrices.get("attention_weights")  # the weights a given, not a softmax
         self.weights = None if weights is None else torch.tensor([[float(w) for w in r] for r in weights],
                                                                  dtype=torch.float64)
@@ -464,7 +466,9 @@ class Attention(nn.Module):
                                                       else 0) for n in "QKV"}
             for name in "QKV":
                 put(out, name.lower(), full[name], block=b, head_of=lambda c: c // self.d_k + 1)
-            qkv = [tuple(full[n][:, h * self.d_k:(h + 1) * self.d_k] for n in "QKV") for h in range(self.n_heads)]
+            g, d_k = self.group, self.d_k  # query head h reads key/value head h // g (0-based)
+            qkv = [(full["Q"][:, h * d_k:(h + 1) * d_k], full["K"][:, h // g * d_k:(h // g + 1) * d_k],
+                    full["V"][:, h // g * d_k:(h // g + 1) * d_k]) for h in range(self.n_heads)]
         above = torch.ones(T, T, dtype=torch.bool).triu(1)
         outputs = []
         for h, (q, k, v) in enumerate(qkv, 1):
