@@ -48,7 +48,7 @@ from .names import HEAD, find
 from .notes import check_note
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim
+from .tablenames import Claim, cell_claim, page_equation
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -182,7 +182,7 @@ class Checker:
         """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
         ``d_k = 2``, ``h = 2``) judged against the case; None for any other name."""
         case = self.derivation.case
-        known = {"eps": case.conventions.layernorm_eps, "eta": case.conventions.learning_rate,
+        known = {"eps": self.eps(entry.section), "eta": case.conventions.learning_rate,
                  "d_k": case.d_k, "d_model": case.d_model, "h": case.heads}
         if entry.name not in known or entry.node is None:
             return None
@@ -204,6 +204,27 @@ class Checker:
         status = "correct" if same else "wrong"
         message = f"{entry.name} = {exact_text(value)} in this case" + ("" if same else f", not {text}")
         return Verdict(entry.line, entry.source, status, message, entry.name, [text], [exact_text(value)])
+
+    def eps(self, section: str):
+        """The eps of the norm a section is about: the convention (``layernorm_eps``,
+        ``rmsnorm_eps``) its norm operation declares, for the norm slot whose step the
+        section's heading names (``RMSNorm before the MLP``: ln2); the first norm's when
+        the heading names none."""
+        derivation, case = self.derivation, self.derivation.case
+        slots = [(n.meta.block, n.meta.norm) for n in derivation.graph.nodes if n.meta.norm]
+        wanted = _plain_words(section)
+        for step in derivation.steps:
+            if not wanted or not wanted.endswith(_plain_words(step.title)):
+                continue
+            for table in step.tables:
+                for cell in (c for row in table.rows for c in row):
+                    if isinstance(cell, Ref) and derivation.meta(cell).norm:
+                        slots.insert(0, (derivation.meta(cell).block, derivation.meta(cell).norm))
+        if not slots:
+            return case.conventions.layernorm_eps
+        block, slot = slots[0]
+        op = case.final_norm if slot == "final" else case.blocks[block - 1].norms[slot]
+        return getattr(case.conventions, registry.get(op).undefined[0])
 
     def judge_exact(self, entry: Entry, refs: list[Ref]) -> Verdict:
         """An exact form (``E_{1,1} = -1/2``, ``sigma_1 = sqrt(375010)/1000``) or a definition
@@ -277,18 +298,19 @@ class Checker:
     # ------------------------------------------------------------------ names
     def resolve(self, entry: Entry, last: int) -> list[Ref]:
         """The quantities an entry's name means (aliases of the chapter's notation:
-        ``a_5`` is the joined attention output, ``GELU`` the row of g, a bare ``mu`` or
-        ``sigma`` the followed row's; a table cell's name comes from its header and row)."""
+        ``a_5`` is the joined attention output, ``GELU`` the row of g, a bare ``mu``,
+        ``sigma`` or ``rms`` the followed row's; a table cell's name comes from its header and row)."""
         name = entry.name.strip()
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
         if re.match(r"^GELU\b", name):
             name = f"g_{last}"
-        if name in ("mu", "sigma"):
-            name = f"{name}_{last}"
+        if name in {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}:
+            name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
         try:
             return find(self.derivation, name, entry.block, entry.head)
         except DeriveError as exc:
-            for retry in (lambda: self.weight(name), lambda: find(self.derivation, name, entry.block, None)):
+            for retry in (lambda: self.weight(name), lambda: find(self.derivation, name, entry.block, None),
+                          lambda: page_equation(self.derivation, name)):
                 try:
                     return retry()  # a weight; or a name of another head than a table title's
                 except DeriveError:
@@ -506,6 +528,12 @@ def _same_value(a: Value, b, places: int) -> bool:
         fa = format_value(a, Format(places=places, mode="down"))
         fb = format_value(b, Format(places=places, mode="down"))
     return fa is not None and fa == fb
+
+
+def _plain_words(text: str) -> str:
+    """A heading or a step title without its markup and spaces (``Step 11. RMSNorm before
+    $W_{U}$`` -> ``step11.rmsnormbeforewu``), to compare them."""
+    return re.sub(r"[$\\{}_\s#*]", "", text).lower()
 
 
 def _row_name(labels: list[str]) -> str | None:

@@ -90,6 +90,8 @@ class Entry:
             (a value in an inline formula of prose: an unknown name there is prose).
         phase: ``after`` for a quantity of the pass after the SGD step (``L after``).
         note: the text of a note (plain), for ``kind == "note"``.
+        section: the heading the entry stands under (``## Step 8. RMSNorm before the MLP``),
+            "" before the first; it says which norm a sentence's eps belongs to.
     """
 
     line: int
@@ -106,6 +108,7 @@ class Entry:
     kind: str = "value"
     phase: str = "before"
     note: str | None = None
+    section: str = ""
 
 
 def clean_latex(text: str) -> str:
@@ -168,6 +171,7 @@ class _Reader:
         self.lines = lines
         self.context: dict = {"head": None, "block": None}
         self.title = ""
+        self.section = ""
         self.entries: list[Entry] = []
 
     @property
@@ -180,7 +184,10 @@ class _Reader:
     def read(self) -> list[Entry]:
         i = 0
         while i < len(self.lines):
+            known = len(self.entries)
             i = self.step(i)
+            for entry in self.entries[known:]:
+                entry.section = self.section
         return self.entries
 
     def step(self, i: int) -> int:
@@ -217,6 +224,7 @@ class _Reader:
         if stripped.startswith("#") or stripped.startswith(("\\section", "\\subsection", "\\chapter")):
             self.context = {"head": None, "block": None}
             self.title = ""
+            self.section = stripped
             return i + 1
         if "$" in stripped or "\\(" in stripped:
             self.inline(stripped, i + 1, stripped)

@@ -384,8 +384,8 @@ def _juxtaposed(a, b):
         if len(b.items) == 1 and isinstance(b.items[0], Piece):
             return Call(label(a), b.items)
         item = b.items[0] if len(b.items) == 1 else None
-        if a.base == "p" and not a.scripts and isinstance(item, Sym) and len(item.base) > 1 and not item.scripts:
-            return Call("p", (Piece(item.base),))  # p(\text{the})
+        if a.base == "p" and not a.scripts and isinstance(item, Sym) and not item.scripts and not item.primes:
+            return Call("p", (Piece(item.base),))  # p(\text{the}), p(a): a piece, one letter or more
     if _function(a) and not isinstance(b, Paren):
         return Call(_plain_base(a), (b,))
     return Bin("jux", a, b)
@@ -708,6 +708,9 @@ def _eval(node, resolve, gelu):
         return resolve(node)
     if isinstance(node, Paren) and len(node.items) == 1:
         return _eval(node.items[0], resolve, gelu)
+    if isinstance(node, Bin) and node.op == "jux" and node.a == Other("\\sum") and resolve is not None:
+        # a softmax's denominator, sum_j e^{z_j} or sum_j e^{s_{5,j}}: the quantity of that name
+        return resolve(Sym(f"sum_j {label(node.b)}", 0, ()))
     if isinstance(node, Neg):
         return -_eval(node.a, resolve, gelu)
     if isinstance(node, Bin):

@@ -9,8 +9,9 @@ say which row (a token of the prompt, a vocabulary piece, an id, a row number):
   ``E`` (``E_i``, ``E[id]``); a name without a position gets it as a subscript (``mu`` ->
   ``mu_5``; ``e^{s}`` -> ``e^s_{5,j}``, the row of the title's ``row 5``; ``z`` -> ``z_␣roof``);
 - a single number as subscript in a table of positions is a component (``u_1`` -> ``u_5[1]``);
-- ``mu`` and ``sigma`` belong to the LayerNorm whose output the table shows (``u'`` ->
-  ``mu'``, ``f`` -> ``mu^f``);
+- a norm's statistics (``mu``, ``sigma``, ``rms``: the quantities whose metadata names a
+  norm slot) belong to the norm whose output the table shows (``u'`` -> ``mu'``, ``f`` ->
+  ``rms^f``);
 - ``∂L/∂X`` names the gradient of the row of X; a header that is a formula
   (``E_i - 1/10 ∂L/∂E_i``) is evaluated from the exact values of its names;
 - a matrix with ``i \\ j`` keys and tokens as column headers is the title's ``a_{i,j}``;
@@ -33,7 +34,8 @@ from .errors import DeriveError
 from .handfile import TITLE_CONTEXT, Entry
 from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
 from .names import find
-from .steps import Ref
+from .printing import text
+from .steps import Ref, Vec
 
 FREE = ("t", "i", "j")
 
@@ -61,6 +63,17 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
 
     Raises:
         DeriveError: when the header or the row names nothing derive knows."""
+    try:
+        return _claim(derivation, entry)
+    except DeriveError:
+        page = _page_cell(derivation, entry.cell)
+        if page is None:
+            raise
+        return page
+
+
+def _claim(derivation: Derivation, entry: Entry) -> Claim:
+    """The claim read from the header's name and the row's key (see :func:`cell_claim`)."""
     cell = entry.cell
     table = cell.table
     case = derivation.case
@@ -98,8 +111,58 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         index = _param_index(derivation, param, row)
         refs = _param_row(derivation, param, index, block)
         return Claim(f"{param}_{index}", refs=refs)
-    name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids)))
+    name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
+
+
+def _page_cell(derivation: Derivation, cell) -> Claim | None:
+    """The quantity derive's own page prints in this cell: a table of the derivation's
+    steps with the same title and header whose row has the same key (the page calls the
+    rows of a given X ``k_j`` and ``output`` when no W_K or block output exists), else None."""
+    table = cell.table
+    for step in derivation.steps:
+        for page in step.tables:
+            if _plain(page.title) != _plain(table.title) or len(page.columns) != len(table.header):
+                continue
+            if _plain(page.columns[cell.column]) != _plain(table.header[cell.column]):
+                continue
+            if cell.row >= len(page.rows) or _plain(page.rows[cell.row][0]) != _plain(table.rows[cell.row][0]):
+                continue
+            found = page.rows[cell.row][cell.column]
+            refs = found.refs if isinstance(found, Vec) else [found] if isinstance(found, Ref) else None
+            if refs:
+                return Claim(derivation.meta(refs[0]).label if len(refs) == 1 else _row_label(derivation, refs),
+                             refs=list(refs))
+    return None
+
+
+def page_equation(derivation: Derivation, name: str) -> list[Ref]:
+    """The quantities an equation of derive's own page gives for ``name`` (``q_6^{(1)}``
+    of a case whose queries are the given rows).
+
+    Raises:
+        DeriveError: when no equation of the page has that left side."""
+    for step in derivation.steps:
+        for equation in step.equations:
+            if isinstance(equation.lhs, str) and "=" in equation.lhs or _plain(equation.lhs) != _plain(name):
+                continue
+            rhs = equation.rhs
+            refs = rhs.refs if isinstance(rhs, Vec) else [rhs] if isinstance(rhs, Ref) else None
+            if refs:
+                return list(refs)
+    raise DeriveError(f"no quantity is called {name!r}")
+
+
+def _plain(written) -> str:
+    """A title, header or key as comparable text: the plain notation with the marks of
+    Markdown and LaTeX (``$``, braces, backslashes, backticks, spaces) removed."""
+    written = written if isinstance(written, str) else text(written)
+    written = written.replace("\\textvisiblespace", "\u2423")
+    return re.sub(r"\\(mathrm|texttt|text)|[$\\{}`\s_]", "", written).lower()
+
+
+def _row_label(derivation: Derivation, refs: list[Ref]) -> str:
+    return derivation.meta(refs[0]).label.rsplit("[", 1)[0]
 
 
 # ----------------------------------------------------------------------------- rows and headers
@@ -138,7 +201,7 @@ def _row(derivation: Derivation, table, r: int) -> _Row:
             out.position = int(text)
         elif _piece(text) is not None:
             pieces = [_piece(row[list(keys).index(word)]) for row in table.rows]
-            if pieces == [case.pieces[i] for i in case.ids]:
+            if pieces == list(case.tokens):
                 out.position = r + 1
             else:
                 out.piece = _piece(text)
@@ -170,8 +233,10 @@ def _header_node(header: str):
 
 
 def _title_name(title: str):
-    """The name a table title writes in math (``Head 1, weights $a_{i,j}$`` -> a_{i,j})."""
-    for formula in re.findall(r"\$([^$]*)\$", title) or [title]:
+    """The name a table title writes in math, between ``$`` or ``\\(`` and ``\\)``
+    (``Head 1, weights $a_{i,j}$`` -> a_{i,j})."""
+    formulas = [a or b for a, b in re.findall(r"\$([^$]*)\$|\\\((.*?)\\\)", title)]
+    for formula in formulas or [title]:
         try:
             node = mathread.read(formula).exprs[0]
         except DeriveError:
@@ -184,7 +249,7 @@ def _title_name(title: str):
 
 
 def _norm(table) -> str:
-    """The LayerNorm of a table's mu and sigma: ``'`` when it shows u', ``^f`` when f."""
+    """The norm slot of a table's statistics: ``'`` when it shows u', ``^f`` when f."""
     for header in table.header:
         try:
             node = _header_node(header)
@@ -241,8 +306,15 @@ def _free(node) -> bool:
     return False
 
 
-def _placed(node, row: _Row, norm: str, attention_row: int):
-    """The header's name for one row (see the module docstring)."""
+def _statistics(derivation: Derivation) -> set[str]:
+    """The symbols of the norms' per-row statistics (mu, sigma, rms): the quantities whose
+    metadata names a norm slot (ln1, ln2, final)."""
+    return {n.meta.symbol for n in derivation.graph.nodes if n.meta.norm and n.meta.symbol}
+
+
+def _placed(node, row: _Row, norm: str, attention_row: int, statistics=frozenset()):
+    """The header's name for one row (see the module docstring); ``statistics`` are the
+    symbols that take the table's norm mark (``rms`` in a table of u' is ``rms'``)."""
     position = row.position
     if row.piece is not None:
         if isinstance(node, Sym) and node.base == "p" and not node.scripts:
@@ -253,7 +325,7 @@ def _placed(node, row: _Row, norm: str, attention_row: int):
     if _free(node):
         return _substitute(node, {"t": position, "i": position, "j": position})
     if isinstance(node, Bin):  # u' W_1: the row is the first name's
-        return Bin(node.op, _placed(node.a, row, norm, attention_row), node.b)
+        return Bin(node.op, _placed(node.a, row, norm, attention_row, statistics), node.b)
     if not isinstance(node, Sym):
         return node
     component = _number(node)
@@ -265,7 +337,7 @@ def _placed(node, row: _Row, norm: str, attention_row: int):
         node = Sym(node.base.lower(), node.primes, node.scripts)
     if node.base in ("GELU", "ReLU"):
         node = Sym("g")
-    if node.base in ("mu", "sigma") and norm and not node.primes:
+    if node.base in statistics and norm and not node.primes:
         node = Sym(node.base, 1, node.scripts) if norm == "'" else Sym(node.base, 0, (("^", Sym("f")),) + node.scripts)
     return _with_sub(node, Num(str(position)))
 

@@ -569,3 +569,12 @@ def test_rich_report_of_bad_lines(tmp_path):
 def test_missing_file_is_a_user_error(tmp_path):
     out = run_cli("check", "cat-climbed", str(tmp_path / "nothing.md"))
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_one_letter_piece_is_read_as_in_backticks():
+    """``p(a)`` (woodchuck's piece ``a``, as derive itself writes it) names the same
+    probability as ``p(`a`)``: one verdict, judged against the same expected value."""
+    woodchuck = Checker(derive(load_case("woodchuck")))
+    plain, ticked = woodchuck.check_text("p(a) = 0.185\np(`a`) = 0.185\n")
+    assert plain.status != "unreadable", plain.message
+    assert (plain.name, plain.status, plain.expected) == (ticked.name, ticked.status, ticked.expected)
