@@ -206,9 +206,9 @@ class Checker:
         return Verdict(entry.line, entry.source, status, message, entry.name, [text], [exact_text(value)])
 
     def eps(self, section: str):
-        """The eps of the norm a section is about: the convention (``layernorm_eps``,
-        ``rmsnorm_eps``) its norm operation declares, for the norm slot whose step the
-        section's heading names (``RMSNorm before the MLP``: ln2); the first norm's when
+        """The eps of the norm a section is about: the convention (``layernorm_eps``, or
+        the eps field another registered norm declares) of the norm slot whose step the
+        section's heading names (``LayerNorm before the MLP``: ln2); the first norm's when
         the heading names none."""
         derivation, case = self.derivation, self.derivation.case
         slots = [(n.meta.block, n.meta.norm) for n in derivation.graph.nodes if n.meta.norm]
@@ -531,8 +531,8 @@ def _same_value(a: Value, b, places: int) -> bool:
 
 
 def _plain_words(text: str) -> str:
-    """A heading or a step title without its markup and spaces (``Step 11. RMSNorm before
-    $W_{U}$`` -> ``step11.rmsnormbeforewu``), to compare them."""
+    """A heading or a step title without its markup and spaces (``Step 11. LayerNorm before
+    $W_{U}$`` -> ``step11.layernormbeforewu``), to compare them."""
     return re.sub(r"[$\\{}_\s#*]", "", text).lower()
 
 

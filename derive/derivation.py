@@ -135,7 +135,7 @@ class Derivation:
 
 def _undefined(case: Case, graph: Graph, exc: Undefined) -> EvaluationError:
     """The user's error for an undefined forward pass (node id in ``exc.args[1]``): a
-    division by a norm's statistic = 0 (LayerNorm's sigma, RMSNorm's rms) names the row and
+    division by a norm's statistic = 0 (LayerNorm's sigma, or another norm's) names the row and
     the eps field the norm declares (its registered ``undefined``); any other, the quantity."""
     node_id = exc.args[1] if len(exc.args) > 1 else None
     node = graph.nodes[node_id] if node_id is not None else None

@@ -90,7 +90,7 @@ class Entry:
             (a value in an inline formula of prose: an unknown name there is prose).
         phase: ``after`` for a quantity of the pass after the SGD step (``L after``).
         note: the text of a note (plain), for ``kind == "note"``.
-        section: the heading the entry stands under (``## Step 8. RMSNorm before the MLP``),
+        section: the heading the entry stands under (``## Step 8. LayerNorm before the MLP``),
             "" before the first; it says which norm a sentence's eps belongs to.
     """
 

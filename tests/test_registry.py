@@ -170,3 +170,11 @@ def test_json_of_one_step_holds_that_steps_quantities():
     assert {r["symbol"] for r in step} >= {"s", "a"} and not {r["symbol"] for r in step} & {"L", "grad", "mu"}
     # the seed's last row of head 1: a_{5,3} = 0.622 (shared/seeds/000, step 6)
     assert any(r["label"] == "a_{5,3}" and r["head"] == 1 and r["decimal"] == "0.622" for r in step)
+
+
+def test_the_engine_and_outputs_know_no_norm_by_name():
+    """derive/ never names RMSNorm: the norm is one file of rules/ (issue "One model
+    language": grep -rli rmsnorm derive/ finds nothing)."""
+    hits = [p.name for p in (ROOT / "derive").rglob("*.py") if "rmsnorm" in p.read_text(encoding="utf-8").lower()]
+    assert hits == []
+    assert "rmsnorm" in registry.load()  # ... and yet it is registered
