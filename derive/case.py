@@ -12,6 +12,7 @@ d_model x d_mlp, ``W_2`` is d_mlp x d_model, ``W_U`` is d_model x V (or ``"tied"
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field, fields, make_dataclass
 from decimal import Decimal, InvalidOperation
@@ -27,6 +28,7 @@ Matrix = list[list[Fraction]]
 Vector = list[Fraction]
 
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
+TOP_LEVEL = ("name", "title", "source", "vocab", "prompt", "input", "conventions", "model", "blocks")
 MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
 OPERATIONS = registry.load()  # every operation of rules/, registered
 NORM_SLOTS = {"ln1": "attention", "ln2": "mlp"}  # a block's norm slots, before which sublayer
@@ -232,7 +234,8 @@ class _Reader:
         if key in table:
             return table[key]
         if default is KeyError:
-            raise self.fail(f"{where}{key}", "missing field")
+            typo = difflib.get_close_matches(key.lower(), [k.lower() for k in table], n=1, cutoff=0.6)
+            raise self.fail(f"{where}{key}", "missing field" + (f" (is {typo[0]} meant to be {key}?)" if typo else ""))
         return default
 
     def table(self, key: str, default=KeyError) -> dict:
@@ -242,11 +245,16 @@ class _Reader:
             raise self.fail(key, f"is {_describe(value)}", f"a table [{key}]")
         return value
 
-    def known(self, table: dict, where: str, names) -> None:
-        """Refuse a field of ``table`` that is not in ``names`` (a typo would go unnoticed)."""
+    def known(self, table: dict, where: str, names, why: str = "") -> None:
+        """Refuse a field of ``table`` that is not in ``names`` (a typo would go unnoticed),
+        naming the nearest valid field when one is close (``[convention]``: did you mean
+        conventions?)."""
         unknown = sorted(set(table) - set(names))
         if unknown:
-            raise self.fail(where + unknown[0], "unknown field", "one of " + ", ".join(names))
+            lower = {n.lower(): n for n in names}  # W_q is W_Q mistyped, not W_V
+            near = difflib.get_close_matches(unknown[0].lower(), list(lower), n=1, cutoff=0.6)
+            hint = f"; did you mean {lower[near[0]]}?" if near else ""
+            raise self.fail(where + unknown[0], f"unknown field{why}{hint}", "one of " + ", ".join(names))
 
     def number(self, value, where: str) -> Fraction:
         """One exact number (see :func:`~derive.numbers.parse_exact`), at most 1e1000 in size."""
@@ -462,10 +470,7 @@ class _Reader:
                 known.add(key)
                 if key in table:
                     vectors[key] = self.vector(table[key], where + key, dims.get(param.shape[0]))
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise self.fail(where + unknown[0], "unknown field (or one this block's sublayers do not use)",
-                            "one of " + ", ".join(sorted(known)))
+        self.known(table, where, sorted(known), " (or one this block's sublayers do not use)")
         return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms, residual, options)
 
     def norm_choice(self, table: dict, key: str, where: str, default: str) -> str:
@@ -511,10 +516,17 @@ class _Reader:
         return X, labels
 
     def case(self) -> Case:
+        """The whole case; a top-level field no part reads is refused last (the missing
+        table it stands for, ``[modle]`` for ``[model]``, is named first)."""
+        case = self._case()
+        self.known(self.data, "", TOP_LEVEL)
+        return case
+
+    def _case(self) -> Case:
         given = "input" in self.data
         pieces = self.pieces() if not given or "vocab" in self.data else []
         ids, target, text = self.prompt(pieces) if not given else ([], None, "")
-        for key in ("name", "title"):
+        for key in ("name", "title", "source"):
             if key in self.data and not isinstance(self.data[key], str):
                 raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
         model = self.table("model")

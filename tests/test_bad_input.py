@@ -119,6 +119,15 @@ BAD_CASES = [
      "field conventions.layernorm_epsilon", ["unknown field", "expected one of", "layernorm_eps"]),
     ("negative-eps", edit("layernorm_eps = 1e-5", "layernorm_eps = -1e-5"),
      "field conventions.layernorm_eps", ["is negative", "expected eps >= 0"]),
+    # an unknown field anywhere names the nearest valid one (it used to be ignored at the top level)
+    ("top-level-typo", edit("[conventions]", "[convention]"),
+     "field convention", ["unknown field; did you mean conventions?", "expected one of"]),
+    ("top-level-extra", edit("[vocab]", "foo = 1\n[vocab]"), "field foo", ["unknown field", "expected one of"]),
+    ("section-typo", edit("[model]", "[modle]"), "field model", ["missing field (is modle meant to be model?)"]),
+    ("block-field-case", edit("[[blocks]]", "[[blocks]]\nW_q = 1"),
+     "field blocks[1].W_q", ["did you mean W_Q?"]),
+    ("convention-typo", edit('mask = "causal"', 'mak = "causal"'),
+     "field conventions.mak", ["did you mean mask?"]),
     # norm slots (the registry's norms: layernorm, rmsnorm)
     ("norm-as-list", edit('mask = "causal"', 'mask = "causal"\nnorm = ["rmsnorm"]'),
      "field conventions.norm", ["unknown value ['rmsnorm']", "expected one of layernorm, rmsnorm"]),
