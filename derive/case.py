@@ -432,6 +432,8 @@ class _Reader:
                 known.add(option.field)
                 options[option.field] = (self.convention(option, table[option.field], where)
                                          if option.field in table else option.default)
+            if op.dims is not None:
+                dims.update(op.dims(options, dims))
             params = [p for p in op.params if p.needs is None or options[p.needs]]
             if name == "attention" and "heads" in table:  # heads given one by one
                 heads = self.heads(table["heads"], where + "heads", d)

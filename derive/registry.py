@@ -109,6 +109,9 @@ class Operation:
         check: a last check of a loaded case the operation needs (a predicate that returns
             None, or the field, the message and what was expected: sinusoids need an even
             d_model).
+        dims: for a sublayer, the named dimensions its options fix before its weights are
+            read (``dims(options, dims)``: attention's d_kv is d_model unless kv_heads says
+            otherwise).
         undefined: for a norm, when its divisor can be 0: the convention field that
             prevents it (eps) and the message's end, with ``{eps}`` for its value
             (``"is of a constant row: its variance is 0 and eps = {eps}, ..."``).
@@ -128,6 +131,7 @@ class Operation:
     undefined: tuple[str, str] | None = None
     options: tuple[Convention, ...] = ()
     check: Callable[[Any], tuple[str, str, str] | None] | None = None
+    dims: Callable[[dict, dict], dict] | None = None
 
 
 OPERATIONS: dict[str, Operation] = {}

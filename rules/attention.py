@@ -263,4 +263,5 @@ ATTENTION = register(Operation(
     ),
     forward=attention,
     check=lambda case: _check_kv_heads(case),
+    dims=lambda options, dims: {"d_kv": dims["d_model"]} if options.get("kv_heads", "heads") == "heads" else {},
 ))
