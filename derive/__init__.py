@@ -10,7 +10,7 @@ The Python API, the same pieces the ``derive`` command is made of::
     L = derive.Ref("before", d.loss)             # a quantity: the loss, in the forward pass
     d.decimal(L, derive.Format(places=4))        # '0.9277', correctly rounded
     d.exact_text(L)                              # its exact form (SymPy)
-    tex = derive.render_latex(d, derive.Format(), standalone=True)
+    tex = derive.latex(d, derive.Format(), standalone=True)
     verdicts = derive.Checker(d).check_text("L = 0.928")   # [Verdict(status='correct', ...)]
 
 Names:
@@ -23,8 +23,10 @@ Names:
   under a :class:`Format` (``decimal``, ``decimals``), or as an exact form
   (``exact_text``, ``closed_form``); raises :class:`EvaluationError` where the forward
   pass is undefined.
-- :func:`render_latex`, :func:`render_markdown`, :func:`render_html`: the chapter as
-  LaTeX, Markdown or an HTML page; :func:`records`: every quantity as JSON-ready records.
+- :func:`latex`, :func:`markdown`, :func:`html`: the chapter as LaTeX, Markdown or an HTML
+  page (the functions ``render_latex``... of the modules of the same names; the public names
+  differ from the modules', which an import would otherwise put in their place);
+  :func:`records`: every quantity as JSON-ready records.
 - :class:`Checker` judges a hand computation line by line against a derivation.
 - :class:`DeriveError` is every error a user can cause (a bad file, an undefined value);
   its message names the file, the field and what was expected.
@@ -45,7 +47,7 @@ from typing import TYPE_CHECKING
 # then found through this path.
 __path__ = extend_path(__path__, __name__)
 
-_HOMES = {  # public name -> the module that defines it
+_HOMES = {  # public name -> the module that defines it (and its name there, where it differs)
     "load_case": "derive.case",
     "Case": "derive.case",
     "derive": "derive.derivation",
@@ -56,9 +58,9 @@ _HOMES = {  # public name -> the module that defines it
     "DeriveError": "derive.errors",
     "CaseError": "derive.errors",
     "EvaluationError": "derive.errors",
-    "render_latex": "derive.render_latex",
-    "render_markdown": "derive.render_markdown",
-    "render_html": "derive.render_html",
+    "latex": ("derive.render_latex", "render_latex"),
+    "markdown": ("derive.render_markdown", "render_markdown"),
+    "html": ("derive.render_html", "render_html"),
     "records": "derive.export_json",
     "Checker": "derive.check",
 }
@@ -71,7 +73,8 @@ def __getattr__(name: str):
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'derive' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
+    module, attribute = home if isinstance(home, tuple) else (home, name)
+    value = getattr(import_module(module), attribute)
     globals()[name] = value
     return value
 
@@ -86,8 +89,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names come l
     from .derivation import Derivation, derive
     from .errors import CaseError, DeriveError, EvaluationError
     from .export_json import records
-    from .render_html import render_html
-    from .render_latex import render_latex
-    from .render_markdown import render_markdown
+    from .render_html import render_html as html
+    from .render_latex import render_latex as latex
+    from .render_markdown import render_markdown as markdown
     from .rounding import Format
     from .steps import Ref, Step
