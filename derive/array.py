@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-from .graph import Div, Dot, Exp, Graph, Lin, Log, Meta, Op, Sqrt, to_fmpq
+from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Sqrt
 
 
 class Expr:
@@ -90,10 +90,7 @@ class _One(Expr):
     """The constant 1 a bias is multiplied by inside a dot product (one leaf per graph)."""
 
     def node(self, graph, meta=None):
-        cache = graph.__dict__.setdefault("_one", None)
-        if cache is None:
-            cache = graph.__dict__["_one"] = graph.leaf(Fraction(1), Meta(None, "1"))
-        return cache
+        return graph.one()
 
 
 ONE = _One()
@@ -225,10 +222,6 @@ class Array:
         """e to the power of every entry."""
         return self.apply(Exp())
 
-    def log(self) -> Array:
-        """The natural logarithm of every entry."""
-        return self.apply(Log())
-
     # ---------------------------------------------------------------- names
     def named(self, meta: Callable[[int, int], Meta]) -> Array:
         """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based), row
@@ -255,5 +248,3 @@ def leaves(graph: Graph, values: list[list[Fraction]], meta: Callable[[int, int]
     """Exact leaves (weights or constants), named ``meta(r, c)``."""
     return Array(graph, [[graph.leaf(v, meta(r, c)) for c, v in enumerate(row)] for r, row in enumerate(values)])
 
-
-__all__ = ["Array", "leaves", "to_fmpq"]

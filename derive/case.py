@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from dataclasses import dataclass, field, fields, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from importlib import resources

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, ctx, fmpq
+from flint import ctx, fmpq
 
 from . import mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction

@@ -538,6 +538,7 @@ class Graph:
     """The derivation DAG; node ids are list indices in creation (topological) order."""
 
     nodes: list[Node] = field(default_factory=list)
+    _one: int | None = field(default=None, repr=False)
 
     def add(self, op: Op | None, parents, meta: Meta, leaf: fmpq | None = None) -> int:
         """Append a node and return its id."""
@@ -547,6 +548,12 @@ class Graph:
     def leaf(self, value: Fraction, meta: Meta) -> int:
         """A weight or constant with an exact value."""
         return self.add(None, (), meta, to_fmpq(value) if isinstance(value, Fraction) else fmpq(value))
+
+    def one(self) -> int:
+        """The constant leaf 1 (added once): a bias enters a dot product as ``b * 1``."""
+        if self._one is None:
+            self._one = self.leaf(Fraction(1), Meta(None, "1"))
+        return self._one
 
     def scratch(self, op: Op, parents, label: str) -> int:
         """An unnamed intermediate (not exported)."""

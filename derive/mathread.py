@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Callable
 
 from flint import arb, ctx, fmpq
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
 from .errors import DeriveError

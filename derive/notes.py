@@ -28,7 +28,7 @@ from .byhand import READER_PREC
 from .derivation import Derivation
 from .errors import DeriveError
 from .handfile import Entry, _split_top, decimal_places
-from .mathread import Chain, Neg, Num
+from .mathread import Neg, Num
 from .names import find
 from .rounding import Format, format_value
 

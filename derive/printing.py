@@ -37,7 +37,7 @@ import sympy
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
 
-from .formula import (MINUS, Chain, Dec, GeluErf, GeluTanh, Group, Iverson, Neg, Over, Terms, Times,
+from .formula import (MINUS, Chain, Dec, Group, Iverson, Neg, Over, Terms, Times,
                       is_negative, negated)
 from .name import PAIR_INDEXED, SPACE, Name, Piece
 

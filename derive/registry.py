@@ -202,8 +202,3 @@ def step_keys() -> list[str]:
 def symbols() -> dict[str, str]:
     """Every JSON ``symbol`` a registered operation names, with its meaning, in pipeline order."""
     return {symbol: meaning for op in operations() for symbol, meaning in op.symbols.items()}
-
-
-def params() -> list[Param]:
-    """Every declared weight, in pipeline order (norm gains without their slot prefix)."""
-    return [p for op in operations() for p in op.params]

@@ -192,19 +192,19 @@ def _row(derivation: Derivation, table, r: int) -> _Row:
     case = derivation.case
     keys = {_word(table.header[k]): table.rows[r][k] for k in range(table.keys) if k < len(table.rows[r])}
     out = _Row(None, None, None, None)
-    for word, text in keys.items():
-        if word == "id" and text.strip().isdigit():
-            out.id = int(text)
-        elif word == "row" and text.strip().isdigit():
-            out.number = int(text)
-        elif word in ("t", "position", "pos") and text.strip().isdigit():
-            out.position = int(text)
-        elif _piece(text) is not None:
+    for word, cell in keys.items():
+        if word == "id" and cell.strip().isdigit():
+            out.id = int(cell)
+        elif word == "row" and cell.strip().isdigit():
+            out.number = int(cell)
+        elif word in ("t", "position", "pos") and cell.strip().isdigit():
+            out.position = int(cell)
+        elif _piece(cell) is not None:
             pieces = [_piece(row[list(keys).index(word)]) for row in table.rows]
             if pieces == list(case.tokens):
                 out.position = r + 1
             else:
-                out.piece = _piece(text)
+                out.piece = _piece(cell)
     if out.position is None and out.id is not None and out.piece is None and len(table.rows) == len(case.ids) \
             and [int(row[list(keys).index("id")]) for row in table.rows
                  if row[list(keys).index("id")].strip().isdigit()] == list(case.ids):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from derive.registry import Convention, Operation, Param, register
-from derive.array import Array
+from derive.array import Array, leaves
 from derive.graph import Graph, Meta, Sqrt
 from derive.name import Name
 from derive.steps import Equation, Ref, Step, Table, vec
@@ -189,8 +189,7 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
 def _given_weights(graph: Graph, block_no: int, h: int, q: Array, k: Array, v: Array, weights) -> dict:
     """Head h (1-based) with its weights a (T x T) given, not computed: o = a v."""
     tags = dict(block=block_no, head=h)
-    a = Array(graph, [[graph.leaf(w, entries("a", **tags)(t, c)) for c, w in enumerate(row)]
-                      for t, row in enumerate(weights)])
+    a = leaves(graph, weights, entries("a", **tags))
     o = (a @ v).named(entries("o", written_head=h, **tags))
     return {"qk": None, "s": None, "exp_s": None, "a": a.ids(), "sum": None, "o": o.ids(),
             "q": q.ids(), "k": k.ids(), "v": v.ids()}

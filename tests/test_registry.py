@@ -14,7 +14,7 @@ from flint import fmpq
 from typer.testing import CliRunner
 
 from derive import registry
-from derive.array import Array
+from derive.array import leaves
 from derive.case import load_case
 from derive.check import CONVENTIONS
 from derive.cli import STEP_KEYS, app
@@ -95,8 +95,7 @@ def test_a_new_norm_is_one_registration(tmp_path):
 
 
 def _leaf_array(graph, values, name):
-    return Array(graph, [[graph.leaf(Fraction(v), Meta(None, f"{name}{t}{c}")) for c, v in enumerate(row)]
-                         for t, row in enumerate(values)])
+    return leaves(graph, [[Fraction(v) for v in row] for row in values], lambda t, c: Meta(None, f"{name}{t}{c}"))
 
 
 def test_array_fuses_an_affine_map_into_one_dot_product_per_entry():
