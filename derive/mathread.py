@@ -34,6 +34,7 @@ from lark.exceptions import LarkError
 
 from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
+from .name_parser import TT_ESCAPES
 
 PREC = 256  # bits for a transcendental step of a reader's arithmetic
 MAX_EXPONENT = 4096  # |exponent| allowed in a power or e^x before the value is called too large
@@ -496,8 +497,9 @@ def read(text: str) -> Chain:
     """
     if len(text) > MAX_LENGTH:
         raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
-    source = _scripts(text.replace("\\textvisiblespace{}", SPACE).replace('{\\char"2423}', SPACE)
-                      .replace('\\char"2423', SPACE).replace("\ufeff", ""))
+    for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
+        text = text.replace(spelled, ch)
+    source = _scripts(text.replace('\\char"2423', SPACE).replace("\ufeff", ""))
     try:
         tree = _parser().parse(source)
         out = _Build().transform(tree)

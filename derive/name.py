@@ -46,6 +46,20 @@ COMPOUND = ("qk", "exp_s", "sum_exp_s", "exp_z", "sum_exp_z", "hidden")
 PRIMED = {"x2": "x", "u2": "u"}  # JSON symbols of the primed quantities (x' = x + PE, u')
 # Symbols whose position the chapter does not write (the logits belong to the last row).
 UNPOSITIONED = ("z", "exp_z", "p", "sum_exp_z", "L")
+# The characters of a vocabulary piece that ``\texttt{...}`` spells as commands, for
+# pdflatex (T1) and KaTeX alike; < > | also keep a piece from reading as HTML or as a
+# Markdown table's column separator.
+TT_SPELLED = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
+              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+              **{ch: "\\" + ch for ch in "{}$&#_%"}}
+
+
+def texttt(piece: str, target: str = "latex") -> str:
+    """A vocabulary piece as ``\\texttt{...}``: TeX's special characters spelled (see
+    ``TT_SPELLED``) and the space mark ␣ as ``\\textvisiblespace{}`` (``target``
+    "latex") or ``{\\char"2423}`` (KaTeX)."""
+    space = r"\textvisiblespace{}" if target == "latex" else r'{\char"2423}'
+    return r"\texttt{" + "".join(space if ch == SPACE else TT_SPELLED.get(ch, ch) for ch in piece) + "}"
 
 
 class Piece(NamedTuple):

@@ -18,7 +18,7 @@ from functools import lru_cache
 from lark import Lark, Transformer, v_args
 from lark.exceptions import LarkError
 
-from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, Name, Piece
+from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, TT_SPELLED, Name, Piece
 
 GRAMMAR = r"""
 ?start: quantity
@@ -82,8 +82,8 @@ TEXT: /\\text\{[^{}]*\}/
 
 GREEK = {"\u03bc": "mu", "\u03c3": "sigma", "\u03b7": "eta", "\u03b8": "theta", "\u03b3": "gamma", "\u03b2": "beta",
          "\u03b5": "epsilon", "varepsilon": "epsilon"}
-TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE, r"\textbackslash{}": "\\",
-              r"\textasciicircum{}": "^", r"\textasciitilde{}": "~"}
+TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE,
+              **{spelled: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")}}
 LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'
 
 

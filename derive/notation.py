@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import sympy
 
-SPACE = "\u2423"  # the vocabulary's mark of a leading space
+from .name import SPACE, texttt
 TARGETS = ("latex", "katex")
 
 # Names printed upright; the Greek letters come from SymPy's printer.
@@ -331,9 +331,7 @@ class _Tex:
 
     def piece(self, piece: str) -> str:
         """A vocabulary piece as typewriter text (``␣`` spelled for the target)."""
-        space = r"\textvisiblespace{}" if self.target == "latex" else r'{\char"2423}'
-        body = "".join(space if ch == SPACE else _escape_tt(ch) for ch in piece)
-        return r"\texttt{" + body + "}"
+        return texttt(piece, self.target)
 
 
 def _base(name: str) -> str:
@@ -347,12 +345,6 @@ def _balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
-
-
-def _escape_tt(ch: str) -> str:
-    if ch in "\\{}$&#^_%~":
-        return {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}"}.get(ch, "\\" + ch)
-    return ch
 
 
 def number_tex(text: str) -> str:

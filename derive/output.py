@@ -1,9 +1,21 @@
-"""Writing output files atomically: a failed run never leaves a partial or emptied file."""
+"""Writing output files: a failed or killed run never leaves a partial, emptied or stray file.
+
+``-o PATH`` means, by what PATH is:
+
+- ``-``: the standard output;
+- a regular file, or a new name in an existing folder: written atomically (a complete new
+  file renamed over the old one), keeping the old file's permissions; a read-only file is
+  refused, not replaced;
+- a symbolic link: the file it points to, as above (the link stays a link);
+- a device, FIFO or socket (``/dev/stdout``, a named pipe): written through, in place;
+- a folder, an empty name or a missing folder: a one-line error.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -11,38 +23,113 @@ from .errors import DeriveError
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then
-    rename it over the target, so the old file stays whole until the new one is complete.
+    """Write ``text`` (UTF-8) to ``path`` as the module docstring says.
 
-    The new file is flushed to disk before the rename (so a crash cannot leave an empty
-    file behind the new name) and keeps the old file's permissions, or gets the usual
-    ones (0666 less the umask) when there was none: not the temporary file's 0600.
+    A regular file is written atomically: the text goes to an unnamed temporary file in
+    the same folder (Linux ``O_TMPFILE``; elsewhere a hidden temporary name), flushed to
+    disk, then given the target's name by one rename, so the old file stays whole until
+    the new one is complete and no temporary name is left behind by a kill while writing.
+    The new file keeps the old one's permissions, or gets 0666 less the umask.
 
     Raises:
-        DeriveError: when the folder does not exist or cannot be written.
+        DeriveError: for an empty name, a folder, a read-only file, a missing or
+            unwritable folder (naming the path).
     """
-    target = Path(path)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    if not str(path):
+        raise DeriveError("-o needs a file name (or - for the standard output)", file="-o")
+    target = Path(os.path.realpath(path))  # a link: the file it points to
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
     except OSError as exc:
-        raise DeriveError(f"cannot write: {exc.strerror}", file=str(target)) from None
+        raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise DeriveError("is a folder; -o expects a file name", file=str(path))
+    if info is not None and not stat.S_ISREG(info.st_mode):  # a device, FIFO or socket
+        _write_through(target, text, path)
+        return
+    if info is not None and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise DeriveError("is read-only; not replaced", file=str(path))
+    mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
+    data = text.encode("utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        _replace(target, data, mode)
+    except OSError as exc:
+        raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+def _write_through(target: Path, text: str, path) -> None:
+    """Write into a device, FIFO or socket as it is (no rename: it must stay what it is)."""
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, _mode(target))
+    except OSError as exc:
+        raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+def _replace(target: Path, data: bytes, mode: int) -> None:
+    """Put ``data`` at ``target`` by one rename of a complete, synced file with ``mode``."""
+    folder = str(target.parent)
+    try:
+        fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, mode)
+    except (AttributeError, OSError):  # no O_TMPFILE here (or not on this file system)
+        fd = None
+    if fd is not None:
+        try:
+            _write_all(fd, data, mode)
+            tmp = _free_name(target)
+            os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+        except OSError:
+            os.close(fd)
+            fd = None  # e.g. no /proc: the named temporary file below
+        else:
+            os.close(fd)
+            _rename(tmp, target)
+            return
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    try:
+        try:
+            _write_all(fd, data, mode)
+        finally:
+            os.close(fd)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _rename(tmp, target)
+
+
+def _write_all(fd: int, data: bytes, mode: int) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+    os.fchmod(fd, mode)
+
+
+def _rename(tmp: str, target: Path) -> None:
+    try:
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _mode(target: Path) -> int:
-    """The permissions a replaced file keeps, or 0666 less the umask for a new one."""
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def _free_name(target: Path) -> str:
+    """A hidden name next to ``target`` that no file has (for the instant before the rename)."""
+    for _ in range(100):
+        name = target.parent / f".{target.name}.{os.urandom(4).hex()}"
+        if not name.exists():
+            return str(name)
+    raise FileExistsError(f"no free temporary name next to {target}")
+
+
+def _new_file_mode() -> int:
+    """0666 less the umask: the permissions of a new file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

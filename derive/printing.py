@@ -39,7 +39,7 @@ from sympy.printing.str import StrPrinter
 
 from .formula import (MINUS, Chain, Dec, Group, Iverson, Neg, Over, Terms, Times,
                       is_negative, negated)
-from .name import PAIR_INDEXED, SPACE, Name, Piece
+from .name import PAIR_INDEXED, SPACE, Name, Piece, texttt
 
 TARGETS = ("latex", "katex")
 GREEK = {"mu": "\u03bc", "sigma": "\u03c3", "eta": "\u03b7", "theta": "\u03b8", "gamma": "\u03b3",
@@ -351,8 +351,7 @@ class TexPrinter(_Formulas, LatexPrinter):
         return "^{(" + str(head) + ")}" if head is not None else ""
 
     def _piece(self, piece: str) -> str:
-        space = r"\textvisiblespace{}" if self._settings["target"] == "latex" else r'{\char"2423}'
-        return r"\texttt{" + "".join(space if ch == SPACE else _escape_tt(ch) for ch in piece) + "}"
+        return texttt(piece, self._settings["target"])
 
     def _exp_name(self, inner: str) -> str:
         return "e^{" + inner + "}"
@@ -401,13 +400,6 @@ class TexPrinter(_Formulas, LatexPrinter):
 
     def _print_Integer(self, expr) -> str:
         return str(expr.p)
-
-
-def _escape_tt(ch: str) -> str:
-    """One character of a vocabulary piece inside ``\\texttt`` (pdflatex and KaTeX)."""
-    if ch in "\\{}$&#^_%~":
-        return {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}"}.get(ch, "\\" + ch)
-    return ch
 
 
 _TEXT = TextPrinter()

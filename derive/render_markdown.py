@@ -34,6 +34,7 @@ class MarkdownRenderer(DocumentRenderer):
         super().__init__(derivation, fmt, **options)
         self.delimiters = DELIMITERS[math]
         self.specials = MARKDOWN_SPECIALS + ("$" if math == "dollars" else "")
+        self.in_table = False
 
     def document(self, views: list[StepView], standalone: bool) -> str:
         title, opening = self.heading()
@@ -48,9 +49,11 @@ class MarkdownRenderer(DocumentRenderer):
         """A Markdown table, its title in bold above it and its notes below."""
         align = {"number": "--:", "integer": "--:"}
         lines = [f"**{self.label(view.title)}**", ""] if view.title else []
+        self.in_table = True  # a piece's | is escaped inside its code span (GFM tables)
         lines.append("| " + " | ".join(self.label(c) for c in view.columns) + " |")
         lines.append("|" + "|".join(align.get(k, ":--") for k in view.kinds) + "|")
         lines += ["| " + " | ".join(self.cell_text(c) for c in row) + " |" for row in view.rows]
+        self.in_table = False
         return "\n\n".join(["\n".join(lines)] + self.annotations(view.notes, view.exact))
 
     def notes(self, notes) -> str:
@@ -70,7 +73,11 @@ class MarkdownRenderer(DocumentRenderer):
         return f"{left}{tex_math}{right}"
 
     def piece(self, piece: str) -> str:
+        """A piece as a code span (Markdown shows HTML in it as text); in a table cell its
+        ``|`` is written ``\\|``, which GitHub's tables read as a pipe inside the cell."""
         fence = "``" if "`" in piece else "`"
+        if self.in_table:
+            piece = piece.replace("|", "\\|")
         return f"{fence}{piece}{fence}"
 
     def mark(self, mark: str) -> str:

@@ -11,7 +11,9 @@ The built-in words and titles come from each rule (:class:`derive.steps.Step`). 
   ``$...$`` around a formula in the plain notation (``$sigma_5 = sqrt(var + eps)$``) and
   backticks around a vocabulary piece; each format prints it in its own way.
 
-A step with neither file keeps the rule's words. A template may set the step's title with
+A step with neither file keeps the rule's words. Templates run in Jinja2's
+:class:`~jinja2.sandbox.SandboxedEnvironment`: they see the variables below, not Python's
+internals (``''.__class__.__mro__`` is an error, and nothing runs). A template may set the step's title with
 ``{% set title = "..." %}``. Variables a template sees:
 
 ``words``, ``title``
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import DeriveError
 
@@ -64,7 +67,7 @@ class Templates:
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise DeriveError("not a folder of templates", file=str(self.folder))
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(self.folder)),
+        self.env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(str(self.folder)),
                                       undefined=jinja2.StrictUndefined, autoescape=False,
                                       keep_trailing_newline=False)
 
@@ -86,6 +89,9 @@ class Templates:
                     dict(context, words=built_in.words, title=built_in.title, format=output))
             except jinja2.TemplateSyntaxError as exc:
                 raise DeriveError(f"line {exc.lineno}: {exc.message}", file=str(self.folder / name)) from None
+            except jinja2.exceptions.SecurityError as exc:
+                raise DeriveError(f"the template reaches outside its variables ({exc}); templates run "
+                                  "sandboxed", file=str(self.folder / name)) from None
             except (jinja2.TemplateError, DeriveError) as exc:
                 raise DeriveError(f"the template fails: {exc}", file=str(self.folder / name)) from None
             title = getattr(module, "title", built_in.title)

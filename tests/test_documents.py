@@ -5,6 +5,7 @@ options they share with `derive run`."""
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -53,7 +54,7 @@ def test_a_failure_while_writing_leaves_the_previous_file(tmp_path, monkeypatch)
 
     monkeypatch.setattr(derive.output.os, "fsync", broken_disk)
     result = CliRunner().invoke(app, ["latex", CASES[0], "--step", "loss", "-o", str(out)])
-    assert isinstance(result.exception, OSError)
+    assert result.exit_code == 2 and "cannot write: Input/output error" in result.output  # one line, no traceback
     assert out.read_text() == PREVIOUS
     assert os.listdir(tmp_path) == ["chapter.tex"]
 
@@ -62,36 +63,89 @@ KILLED_HALFWAY = textwrap.dedent("""
     import os, signal, sys
     import derive.output
 
-    real_fdopen = os.fdopen
+    real_write = os.write
 
-    class HalfThenKilled:
-        def __init__(self, handle):
-            self.handle = handle
-        def __enter__(self):
-            return self
-        def __exit__(self, *exc):
-            return False
-        def write(self, text):
-            self.handle.write(text[: len(text) // 2])
-            self.handle.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
+    def half_then_killed(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        os.kill(os.getpid(), signal.SIGKILL)
 
-    derive.output.os.fdopen = lambda *a, **k: HalfThenKilled(real_fdopen(*a, **k))
+    derive.output.os.write = half_then_killed
     from derive.cli import app
     app(sys.argv[1:])
 """)
 
 
 @pytest.mark.parametrize("command", ["latex", "markdown", "html"])
-def test_a_run_killed_halfway_leaves_the_previous_file(tmp_path, command):
+def test_a_run_killed_halfway_leaves_the_previous_file_and_nothing_else(tmp_path, command):
     out = tmp_path / f"out.{command}"
     out.write_text(PREVIOUS)
     done = subprocess.run([sys.executable, "-c", KILLED_HALFWAY, command, CASES[0], "-o", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == -9, done.stderr  # SIGKILL, halfway through writing
     assert out.read_text() == PREVIOUS
-    leftovers = [p for p in tmp_path.iterdir() if p != out]
-    assert all(p.name.startswith(".out.") for p in leftovers)  # at most a hidden, partial temporary file
+    assert os.listdir(tmp_path) == [out.name]  # the half-written file had no name (O_TMPFILE)
+
+
+def _reader(fifo, got: list):
+    """Read a FIFO to its end in a thread (the writer blocks until a reader opens it)."""
+    import threading
+
+    def read():
+        with open(fifo, encoding="utf-8") as handle:
+            got.append(handle.read())
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_o_onto_a_fifo_writes_through_and_leaves_it_a_fifo(tmp_path, through_link):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_link:
+        target = tmp_path / "link"
+        target.symlink_to(fifo)
+    got: list[str] = []
+    thread = _reader(fifo, got)
+    cli("markdown", CASES[0], "--step", "loss", "-o", str(target))
+    thread.join(timeout=60)
+    assert got and "## Step" in got[0] and got[0].endswith("\n")  # every byte went to the reader
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert os.path.islink(target) == through_link
+    assert sorted(os.listdir(tmp_path)) == sorted({"pipe", target.name})
+
+
+def test_o_onto_a_link_replaces_the_file_it_points_to(tmp_path):
+    real = tmp_path / "real.md"
+    real.write_text(PREVIOUS)
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    cli("markdown", CASES[0], "--step", "loss", "-o", str(link))
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert "## Step" in real.read_text()
+
+
+@pytest.mark.parametrize("kind", ["read-only", "folder", "empty", "no folder"])
+def test_o_refuses_with_one_line(tmp_path, kind):
+    target = {"read-only": tmp_path / "ro.md", "folder": tmp_path, "empty": "",
+              "no folder": tmp_path / "missing" / "x.md"}[kind]
+    if kind == "read-only":
+        target.write_text(PREVIOUS)
+        target.chmod(0o444)
+    result = CliRunner().invoke(app, ["markdown", CASES[0], "--step", "loss", "-o", str(target)])
+    assert result.exit_code == 2, result.output
+    message = result.output.strip()
+    assert message.startswith("error:") and "\n" not in message and "Traceback" not in message
+    assert {"read-only": "read-only", "folder": "is a folder", "empty": "file name",
+            "no folder": "cannot write"}[kind] in message
+    if kind == "read-only":
+        assert target.read_text() == PREVIOUS
+
+
+def test_o_dash_is_the_standard_output():
+    result = CliRunner().invoke(app, ["markdown", CASES[0], "--step", "loss", "-o", "-"])
+    assert result.exit_code == 0 and "## Step" in result.output
 
 
 def test_a_complete_run_replaces_the_file_and_keeps_its_permissions(tmp_path):
@@ -102,6 +156,21 @@ def test_a_complete_run_replaces_the_file_and_keeps_its_permissions(tmp_path):
     assert out.read_text().startswith("# the cat climbed the")
     assert out.stat().st_mode & 0o777 == 0o640
     assert os.listdir(tmp_path) == ["chapter.md"]
+
+
+@pytest.mark.parametrize("reach", ["{{ ''.__class__.__mro__[1].__subclasses__() }}",
+                                   "{{ case.__class__.__init__.__globals__['os'].system('touch {marker}') }}",
+                                   "{{ cycler.__init__.__globals__.os.system('touch {marker}') }}"])
+def test_a_template_cannot_reach_python(tmp_path, reach):
+    marker = tmp_path / "ran"
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "loss.j2").write_text(reach.replace("{marker}", str(marker)))
+    result = CliRunner().invoke(app, ["markdown", CASES[0], "--step", "loss", "--templates", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert "loss.j2" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not marker.exists()
 
 
 def test_templates_replace_the_words(tmp_path):

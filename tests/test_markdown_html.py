@@ -155,5 +155,48 @@ def test_html_words_and_tables_are_escaped():
     page = cli("html", CASES[0], "--step", "logits")
     assert "<code>&lt;eot&gt;</code>" in page  # the vocabulary's <eot> piece, as text
     body = page[page.index("<main"):page.index("</main>")]
-    assert "<eot>" not in body  # in the notes' formulas too: z_{\texttt{&lt;eot&gt;}}
-    assert "\\(z_{\\texttt{&lt;eot&gt;}}\\)" in body
+    assert "<eot>" not in body  # in the notes' formulas too: z_{\texttt{\textless{}eot\textgreater{}}}
+    assert "\\(z_{\\texttt{\\textless{}eot\\textgreater{}}}\\)" in body
+
+
+HOSTILE_CASE = """
+name = "<script>alert(1)</script>"
+title = "a|b <img src=x onerror=alert(1)>"
+[vocab]
+pieces = ["a|b", "<img src=x onerror=alert(2)>", "c`d"]
+[prompt]
+ids = [0, 1, 2]
+target = 0
+[model]
+d_model = 2
+heads = 1
+E = [[1, 0], [0, 1], [1, 1]]
+P = [[0, 0], [0, 0], [0, 0]]
+W_U = "tied"
+[[blocks]]
+W_Q = "I"
+W_K = "I"
+W_V = "I"
+W_O = "I"
+W_1 = [[1, 0], [0, 1]]
+W_2 = "I"
+"""
+
+
+def test_markdown_keeps_hostile_pieces_and_names_as_text(tmp_path):
+    """A piece with | keeps its table's columns, and HTML in a piece or a case's name is
+    text, when the Markdown goes through a CommonMark renderer with GFM tables
+    (markdown-it-py, Rich's own Markdown parser)."""
+    from markdown_it import MarkdownIt
+
+    case = tmp_path / "hostile.toml"
+    case.write_text(HOSTILE_CASE)
+    page = MarkdownIt("commonmark").enable("table").render(cli("markdown", str(case)))
+    assert "<script" not in page and "<img" not in page
+    tables = re.findall(r"<table>.*?</table>", page, re.S)
+    assert len(tables) > 5
+    for table in tables:
+        rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        widths = {len(re.findall(r"<t[hd][ >]", row)) for row in rows}
+        assert len(widths) == 1, table  # every row as wide as the header: no | split a cell
+    assert "<code>a|b</code>" in page  # the piece, whole, as code

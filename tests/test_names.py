@@ -45,7 +45,7 @@ NAMES = [
     (Name("sum_exp_s", position=5), "sum_j e^s_{5,j}", "\u03a3_j e^s_{5,j}", r"\sum_{j} e^{s_{5,j}}"),
     (Name("z", index=Piece("\u2423roof")), "z_\u2423roof", "z_\u2423roof", r"z_{\texttt{\textvisiblespace{}roof}}"),
     (Name("p", index=Piece("\u2423roof")), "p(\u2423roof)", "p(\u2423roof)", r"p(\texttt{\textvisiblespace{}roof})"),
-    (Name("exp_z", index=Piece("<eot>")), "e^z_<eot>", "e^z_<eot>", r"e^{z_{\texttt{<eot>}}}"),
+    (Name("exp_z", index=Piece("<eot>")), "e^z_<eot>", "e^z_<eot>", r"e^{z_{\texttt{\textless{}eot\textgreater{}}}}"),
     (Name("E", param=True, position=3, index=1, grad=True), "dL/dE_{3,1}", "\u2202L/\u2202E_{3,1}",
      r"\partial L / \partial E_{3,1}"),
     (Name("W_Q", param=True, position=1, index=3), "W_Q_{1,3}", "W_Q_{1,3}", r"{W_{Q}}_{1,3}"),
