@@ -60,7 +60,7 @@ Conventions = make_dataclass(
 
 @dataclass
 class Block:
-    """One pre-norm transformer block's weights (GPT-2 layout).
+    """One transformer block's weights and settings (pre-norm by default: GPT-2's layout).
 
     ``matrices`` holds W_Q, W_K, W_V, W_O (d_model x d_model), W_1 (d_model x d_mlp),
     W_2 (d_mlp x d_model); ``vectors`` holds the optional biases and LayerNorm gains and
@@ -70,9 +70,10 @@ class Block:
     runs (attention, mlp, or both); ``layernorm`` is false for a block whose sublayers
     read the stream directly (attention exercises such as seed 004's hand-set head);
     ``norms`` names the registered norm of each slot the block has (``ln1`` before
-    attention, ``ln2`` before the MLP); ``residual`` is false for a block whose sublayers
-    replace the stream instead of adding to it; ``options`` holds the settings its
-    sublayers declare (attention's ``projections``).
+    attention, ``ln2`` before the MLP; after them in a post-norm block); ``residual``
+    lists the sublayers that add their output to the stream (the others replace it);
+    ``options`` holds the settings the block and its sublayers declare (the block's
+    ``layout`` and ``shared_norm``, attention's ``projections``).
     """
 
     matrices: dict[str, Matrix]
@@ -81,7 +82,7 @@ class Block:
     sublayers: tuple[str, ...] = ("attention", "mlp")
     layernorm: bool = True
     norms: dict[str, str] = field(default_factory=dict)
-    residual: bool = True
+    residual: tuple[str, ...] = ("attention", "mlp")
     options: dict = field(default_factory=dict)
 
     @property
@@ -413,10 +414,9 @@ class _Reader:
         if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds):
             raise self.fail(where + "sublayers", _describe(sublayers),
                             "a list of " + " and/or ".join(f'"{k}"' for k in kinds))
-        layernorm, residual = table.get("layernorm", True), table.get("residual", True)
-        for key, value in (("layernorm", layernorm), ("residual", residual)):
-            if not isinstance(value, bool):
-                raise self.fail(where + key, _describe(value), "true or false")
+        layernorm = table.get("layernorm", True)
+        if not isinstance(layernorm, bool):
+            raise self.fail(where + "layernorm", _describe(layernorm), "true or false")
         matrices: dict[str, Matrix] = {}
         vectors: dict[str, Vector] = {}
         norms: dict[str, str] = {}
@@ -424,6 +424,14 @@ class _Reader:
         known = {"sublayers", "layernorm", "residual"}
         dims = {"d_model": d, "T": T}
         options = {}
+        for option in registry.get("block").options:  # the block's own: layout, shared_norm
+            known.add(option.field)
+            options[option.field] = (self.convention(option, table[option.field], where)
+                                     if option.field in table else option.default)
+        residual = self.residual(table.get("residual", True), where, sublayers, options["layout"])
+        if options["shared_norm"] and options["layout"] != "parallel":
+            raise self.fail(where + "shared_norm", f'is true but layout = "{options["layout"]}"',
+                            'layout = "parallel" (GPT-J: attention and the MLP read one norm), or no shared_norm')
         for name in kinds:
             if name not in sublayers:
                 continue
@@ -452,13 +460,16 @@ class _Reader:
                 rows, cols = (dims.get(n) for n in param.shape)
                 matrices[param.name] = self.matrix(value, where + param.name, rows, cols)
                 dims.setdefault(param.shape[1], len(matrices[param.name][0]))
+        shared = options["shared_norm"]
         for slot, before in NORM_SLOTS.items():
-            if before not in sublayers:
+            if before not in sublayers and not (shared and slot == "ln1"):
                 continue
             given = [k for k in [slot] + _slot_params(slot) if k in table]
-            if not layernorm:  # a block without norms: a norm or its weights would be ignored
+            if not layernorm or (shared and slot == "ln2"):  # no such norm: its fields would be ignored
                 if given:
-                    raise self.fail(where + given[0], "is given but the block has layernorm = false (no norms)",
+                    raise self.fail(where + given[0], "is given but the block has " + (
+                        "layernorm = false (no norms)" if not layernorm else "shared_norm = true (one norm, ln1)"),
+                                    "no ln2 fields, or shared_norm = false" if layernorm else
                                     "no norm fields, or layernorm = true")
                 continue
             norms[slot] = self.norm_choice(table, slot, where, conventions.norm)
@@ -474,6 +485,20 @@ class _Reader:
                     vectors[key] = self.vector(table[key], where + key, dims.get(param.shape[0]))
         self.known(table, where, sorted(known), " (or one this block's sublayers do not use)")
         return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms, residual, options)
+
+    def residual(self, value, where: str, sublayers: list[str], layout: str) -> tuple[str, ...]:
+        """``residual``: true (every sublayer adds its output to the stream), false (none:
+        each output replaces the stream) or a list of the block's sublayers that do; a
+        parallel block adds both outputs to x at once, so it takes true or false only."""
+        if isinstance(value, bool):
+            return tuple(sublayers) if value else ()
+        if layout == "parallel" or not isinstance(value, list) or not set(value) <= set(sublayers) \
+                or not all(isinstance(v, str) for v in value):
+            raise self.fail(where + "residual", _describe(value), "true or false" + (
+                " (a parallel block adds both outputs to x at once)" if layout == "parallel" else
+                ", or a list of the block's sublayers that add their output: " + ", ".join(
+                    f'"{s}"' for s in sublayers)))
+        return tuple(s for s in sublayers if s in value)
 
     def norm_choice(self, table: dict, key: str, where: str, default: str) -> str:
         """The norm a slot uses: ``table[key]``, one of the registered norms, else ``default``."""

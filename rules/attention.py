@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from derive.case import Block, Case
 
 
-def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> tuple[Ids, list[Step]]:
-    """Add one block's attention sublayer on the normalised rows ``u`` (T x d_model).
+def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, reads: str = "u") -> tuple[Ids, list[Step]]:
+    """Add one block's attention sublayer on the rows ``u`` (T x d_model; named ``reads``
+    on the page: the normalised u in a pre-norm block, x in a post-norm one).
 
     The heads either slice W_Q, W_K, W_V (d_model x d_model) into column groups of width
     d_k (the usual layout), or are given one by one with their own W_Q, W_K, W_V
@@ -61,7 +62,7 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids) -> 
     tokens = case.tokens
     names = [head_name(block, h) for h in range(1, len(heads) + 1)]
     qkv = Step("qkv", "Query, Key, Value",
-               "Three weight matrices multiply u: Q = u W_Q, K = u W_K, V = u W_V. "
+               f"Three weight matrices multiply {reads}: Q = {reads} W_Q, K = {reads} W_K, V = {reads} W_V. "
                + (", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
                             for h in range(1, len(heads) + 1)) if block.heads is None
                   else "each head has its own W_Q, W_K, W_V") + ".",

@@ -21,9 +21,10 @@ from .linear import Ids, entries, matrix_leaves, vector_leaves
 if TYPE_CHECKING:
     from derive.case import Block, Case
 
-def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple[Ids, list[Step]]:
-    """Add one block's MLP on the normalised rows ``u2`` (T x d_model); return m (T x d_model)
-    and its step (a list of one, like :func:`~derive.rules.attention.attention`)."""
+def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids, reads: str = "u'") -> tuple[Ids, list[Step]]:
+    """Add one block's MLP on the rows ``u2`` (T x d_model, named ``reads`` on the page: u'
+    in a pre-norm block); return m (T x d_model) and its step (a list of one, like
+    :func:`~derive.rules.attention.attention`)."""
     M, Vb = block.matrices, block.vectors
     W_1, W_2 = (matrix_leaves(graph, name, M[name], block_no) for name in ("W_1", "W_2"))
     b_1, b_2 = (vector_leaves(graph, name, Vb.get(name), block_no) for name in ("b_1", "b_2"))
@@ -48,16 +49,16 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids) -> tuple
     name = activation.title
     product = ("(g * up)" if gated else "g") + " W_2" + (" + b_2" if b_2 else "")
     out_name = product if after == "none" else f"{registry.get(after).title}({product})"
-    parts = [("u' W_1" + (" + b_1" if b_1 else ""), hidden), (name, g)]
+    parts = [(f"{reads} W_1" + (" + b_1" if b_1 else ""), hidden), (name, g)]
     if gated:
-        parts += [("up = u' W_3" + (" + b_3" if b_3 else ""), up), (f"{name} * up", mixed)]
+        parts += [(f"up = {reads} W_3" + (" + b_3" if b_3 else ""), up), (f"{name} * up", mixed)]
     parts.append((f"m = {out_name}", m))
     ids = [p.ids() for _, p in parts]
     table = Table(["token"] + [title for title, _ in parts],
                   [[f"`{tok}`"] + [vec(col[t]) for col in ids] for t, tok in enumerate(case.tokens)],
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
     words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
-             + (f"multiplies it entry by entry with u' W_3 (a gated unit, {name[:4]}GLU), " if gated else "")
+             + (f"multiplies it entry by entry with {reads} W_3 (a gated unit, {name[:4]}GLU), " if gated else "")
              + f"and brings it back to {case.d_model} with W_2"
              + ("." if after == "none" else f", then applies {registry.get(after).title} again."))
     m = m.ids()

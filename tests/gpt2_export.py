@@ -213,6 +213,10 @@ def gpt2_unsupported(case: Case) -> list[str]:
             reasons.append(f"block {b}: sublayers {list(block.sublayers)}")
         if not block.layernorm:
             reasons.append(f"block {b}: no LayerNorm")
+        if block.options.get("layout", "pre_norm") != "pre_norm":
+            reasons.append(f"block {b}: layout {block.options['layout']}")
+        if set(block.residual) != set(block.sublayers):
+            reasons.append(f"block {b}: residual {list(block.residual)}")
         if "mlp" in block.sublayers and block.d_mlp != d_mlp_of(case):
             reasons.append(f"block {b}: d_mlp {block.d_mlp} differs from {d_mlp_of(case)}")
     return reasons
@@ -542,40 +546,62 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """A pre-norm block with the sublayers the case gives: h = x + Attention(LN(x)),
-    y = h + MLP(LN(h)); without LayerNorm the sublayers read the stream itself."""
+    """A block with the sublayers the case gives, in its layout: pre-norm
+    h = x + Attention(LN(x)), y = h + MLP(LN(h)); post-norm u = LN(x + Attention(x)),
+    u' = LN(u + MLP(u)); parallel y = x + Attention(LN_1(x)) + MLP(LN_2(x)) (or one
+    shared LN_1). Without LayerNorm the sublayers read the stream itself; a sublayer
+    without a residual replaces the stream with its output."""
 
     def __init__(self, case: Case, block):
         """``block``: a :class:`derive.case.Block`."""
         super().__init__()
         vectors = block.vectors
         self.sublayers = tuple(block.sublayers)
-        self.residual = block.residual
+        self.residual = tuple(block.residual)
+        self.layout = block.options.get("layout", "pre_norm")
+        self.shared = block.options.get("shared_norm", False)
         self.attn = Attention(case, block) if "attention" in self.sublayers else None
         self.mlp = MLP(case, block) if "mlp" in self.sublayers else None
         self.ln1 = Norm(case, vectors.get("ln1_gain"), vectors.get("ln1_bias")) \
-            if block.layernorm and self.attn is not None else None
+            if block.layernorm and (self.attn is not None or self.shared) else None
         self.ln2 = Norm(case, vectors.get("ln2_gain"), vectors.get("ln2_bias")) \
-            if block.layernorm and self.mlp is not None else None
+            if block.layernorm and self.mlp is not None and not self.shared else None
 
     def forward(self, x: torch.Tensor, out: dict, b: int) -> torch.Tensor:
         """The block's output for the stream ``x``; records its intermediates."""
+
+        def normed(norm, rows, name, symbol):
+            """``norm`` of ``rows``, recorded as ``symbol`` with mu and sigma of slot ``name``."""
+            result, mu, sigma = norm(rows)
+            put(out, symbol, result, block=b)
+            put(out, "mu", mu, block=b, norm=name)
+            put(out, "sigma", sigma, block=b, norm=name)
+            return result
+
+        parts = ((self.attn, self.ln1, "ln1", "u", "h", "attention"), (self.mlp, self.ln2, "ln2", "u2", "y", "mlp"))
+        if self.layout == "parallel":
+            total = x if self.residual else 0
+            shared = normed(self.ln1, x, "ln1", "u") if self.shared and self.ln1 is not None else None
+            for sublayer, norm, name, symbol, _, _ in parts:
+                if sublayer is not None:
+                    reads = shared if shared is not None else normed(norm, x, name, symbol) if norm is not None else x
+                    total = total + sublayer(reads, out, b)
+            put(out, "y", total, block=b)
+            return total
+        post = self.layout == "post_norm"
         stream = x
-        for sublayer, norm, name, normed, summed in ((self.attn, self.ln1, "ln1", "u", "h"),
-                                                     (self.mlp, self.ln2, "ln2", "u2", "y")):
+        for sublayer, norm, name, symbol, summed, kind in parts:
             if sublayer is None:
                 continue
-            reads = stream
-            if norm is not None:
-                reads, mu, sigma = norm(stream)
-                put(out, normed, reads, block=b)
-                put(out, "mu", mu, block=b, norm=name)
-                put(out, "sigma", sigma, block=b, norm=name)
-            if not self.residual:  # the sublayer's output replaces the stream
-                stream = sublayer(reads, out, b)
-                continue
-            stream = stream + sublayer(reads, out, b)
-            put(out, summed, stream, block=b)
+            reads = normed(norm, stream, name, symbol) if norm is not None and not post else stream
+            update = sublayer(reads, out, b)
+            if kind in self.residual:
+                stream = stream + update
+                put(out, summed, stream, block=b)
+            else:  # the sublayer's output replaces the stream
+                stream = update
+            if norm is not None and post:
+                stream = normed(norm, stream, name, symbol)
         return stream
 
 

@@ -164,11 +164,13 @@ def test_parts_model_agrees_with_gpt2(tmp_path):
 
 def _block_text(rng: random.Random, d: int, spec: dict) -> str:
     """One ``[[blocks]]`` table: ``spec`` gives sublayers, layernorm, heads (a list of
-    (d_k, d_v): heads given one by one), biases, gains, d_mlp."""
+    (d_k, d_v): heads given one by one), biases, gains, d_mlp, and layout, shared_norm
+    and residual (TOML text, written as given)."""
     sublayers = spec.get("sublayers", ("attention", "mlp"))
     layernorm = spec.get("layernorm", True)
     lines = ["[[blocks]]", "sublayers = [" + ", ".join(f'"{s}"' for s in sublayers) + "]",
              f"layernorm = {'true' if layernorm else 'false'}"]
+    lines += [f"{key} = {spec[key]}" for key in ("layout", "shared_norm", "residual") if key in spec]
     vectors: list[tuple[str, int]] = []
     heads = spec.get("heads")
     if "attention" in sublayers:
@@ -184,7 +186,9 @@ def _block_text(rng: random.Random, d: int, spec: dict) -> str:
         vectors += [("b_1", d_mlp), ("b_2", d)]
     lines += [f"{name} = {_vector(rng, n)}" for name, n in vectors if spec.get("biases")]
     if spec.get("gains") and layernorm:
-        for norm in ("ln1", "ln2") if len(sublayers) == 2 else ("ln1",) if "attention" in sublayers else ("ln2",):
+        shared = spec.get("shared_norm") == "true"
+        for norm in ("ln1",) if shared else ("ln1", "ln2") if len(sublayers) == 2 else \
+                ("ln1",) if "attention" in sublayers else ("ln2",):
             lines += [f"{norm}_gain = {_vector(rng, d)}", f"{norm}_bias = {_vector(rng, d)}"]
     for k, (d_k, d_v) in enumerate(heads or [], 1):
         lines += ["[[blocks.heads]]", f'name = "given {k}"', f"W_Q = {_matrix(rng, d, d_k)}",
@@ -273,6 +277,18 @@ PARTS_CASES = {
     "given-x-tied": dict(seed=9, given_x=True, tied=True, T=3),
     # no positions, no final LayerNorm, T = 0 (greedy: no loss)
     "greedy": dict(seed=7, conventions={"positions": '"none"', "temperature": "0", "final_layernorm": "false"}),
+    # post-norm (Vaswani et al. 2017): u = LN(x + attn), u' = LN(u + m); with and without
+    # gains, biases, a second block, ReLU
+    "post-norm": dict(seed=10, T=5, lnf=True, conventions={"activation": '"relu"'}, blocks=(
+        {"layout": '"post_norm"', "gains": True, "biases": True}, {"layout": '"post_norm"'})),
+    # parallel (GPT-NeoX: two norms; GPT-J: one shared norm), GELU erf
+    "parallel": dict(seed=11, d=6, heads=3, conventions={"activation": '"gelu_erf"'}, blocks=(
+        {"layout": '"parallel"', "gains": True, "biases": True},
+        {"layout": '"parallel"', "shared_norm": "true", "gains": True})),
+    # residual on one sublayer only, in each sequential layout; a parallel block without one
+    "residual-per-sublayer": dict(seed=12, blocks=(
+        {"residual": '["attention"]', "gains": True}, {"layout": '"post_norm"', "residual": '["mlp"]'},
+        {"layout": '"parallel"', "residual": "false"}, {"sublayers": ("mlp",), "residual": "[]"})),
     # the reader's slips derive can compute: variance over d - 1, eps added to sigma,
     # scores over sqrt(d_model), the mask after the softmax, the loss in bits
     "reader-slips": dict(seed=8, heads=4, conventions={
