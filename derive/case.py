@@ -20,7 +20,7 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from . import registry
+from . import registry, weights
 from .errors import CaseError
 from .numbers import NUMBER_FORMS, parse_exact
 
@@ -28,7 +28,7 @@ Matrix = list[list[Fraction]]
 Vector = list[Fraction]
 
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
-TOP_LEVEL = ("name", "title", "source", "vocab", "prompt", "input", "conventions", "model", "blocks")
+TOP_LEVEL = ("name", "title", "source", "weights", "vocab", "prompt", "input", "conventions", "model", "blocks")
 MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
 OPERATIONS = registry.load()  # every operation of rules/, registered
 NORM_SLOTS = {"ln1": "attention", "ln2": "mlp"}  # a block's norm slots, before which sublayer
@@ -49,6 +49,9 @@ BLOCK_MATRICES = _params_of("sublayer", vectors=False)
 BLOCK_VECTORS = _params_of("sublayer", vectors=True) + tuple(n for s in NORM_SLOTS for n in _slot_params(s))
 FINAL_VECTORS = tuple(_slot_params(FINAL_SLOT))
 PARAM_NAMES = _params_of("stage", vectors=False) + FINAL_VECTORS + BLOCK_MATRICES + BLOCK_VECTORS
+# the weights a safetensors file may hold, by rank (derive/weights.py): [model]'s, then a block's
+WEIGHT_FIELDS = ({n: 1 if n in FINAL_VECTORS else 2 for n in _params_of("stage", vectors=False) + FINAL_VECTORS},
+                 {n: 1 if n in BLOCK_VECTORS else 2 for n in BLOCK_MATRICES + BLOCK_VECTORS})
 MODEL_FIELDS = ("d_model", "heads", "context_length", FINAL_SLOT) + _params_of("stage", vectors=False) + FINAL_VECTORS
 
 Conventions = make_dataclass(
@@ -191,7 +194,8 @@ def load_case(name_or_path: str) -> Case:
     except (ValueError, ArithmeticError) as exc:  # TOMLDecodeError, an integer of > 4300 digits, ...
         raise CaseError(f"malformed TOML: {exc}", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
-    return _Reader(str(path), data).case()
+    tensors = weights.merge(data, str(path), *WEIGHT_FIELDS) if "weights" in data else {}
+    return _Reader(str(path), data, tensors).case()
 
 
 def _describe(value) -> str:
@@ -224,11 +228,18 @@ def _decimal_exponent(value) -> int | None:
 class _Reader:
     """Reads one parsed TOML document into a :class:`Case`, naming fields in errors."""
 
-    def __init__(self, path: str, data: dict):
+    def __init__(self, path: str, data: dict, tensors: dict[str, str] | None = None):
         self.path = path
         self.data = data
+        self.tensors = tensors or {}  # fields read from the weights file: field -> tensor name
 
     def fail(self, field_name: str, message: str, expected: str | None = None) -> CaseError:
+        """The error about ``field_name``; a field read from the weights file names that
+        file and the tensor (``blocks.1.W_Q row 2``) instead."""
+        for where, tensor in self.tensors.items():
+            if field_name == where or field_name.startswith(where + " "):
+                return CaseError(message, file=str(Path(self.path).parent / self.data["weights"]),
+                                 field=tensor + field_name[len(where):], expected=expected)
         return CaseError(message, file=self.path, field=field_name, expected=expected)
 
     def get(self, table: dict, key: str, where: str, default=KeyError):
@@ -261,6 +272,8 @@ class _Reader:
         """One exact number (see :func:`~derive.numbers.parse_exact`), at most 1e1000 in size."""
         if isinstance(value, (list, dict)):
             raise self.fail(where, f"{_describe(value)} is not a number", NUMBER_FORMS)
+        if isinstance(value, Fraction):  # a weight from a safetensors file: a finite float, exact
+            return value
         exponent = _decimal_exponent(value)  # checked first: Fraction(Decimal("1e999999999")) would hang
         if exponent is None or abs(exponent) <= MAX_EXPONENT:
             try:
