@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import Enum
 from typing import Annotated, Optional
@@ -19,7 +20,7 @@ from .derivation import derive
 from .errors import DeriveError
 from .export_json import records
 from .output import write_atomic
-from .render_rich import render_steps
+from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
 
 app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
@@ -97,6 +98,10 @@ CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value fro
                                          "values noted.")]
 OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
                                                   "of the terminal.")]
+WidthOpt = Annotated[Optional[int], typer.Option("--width", min=20, max=100_000, help="The width of the "
+                                                 "page in characters (default: the terminal's; a file or pipe "
+                                                 "gets what its widest table needs). A wider table is split "
+                                                 "into groups of columns: no number is ever cut.")]
 TemplatesOpt = Annotated[Optional[str], typer.Option("--templates", help="A folder of Jinja2 templates that replace "
                                                      "the words of the steps: KEY.j2 or KEY.FORMAT.j2 (see "
                                                      "docs/templates.md).")]
@@ -115,6 +120,7 @@ def run(
     output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: the step-by-step tables; "
                                                "json: one record per scalar quantity."),
     output: OutputOpt = None,
+    width: WidthOpt = None,
 ) -> None:
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
     exact and correctly rounded, printed step by step as in the seed's worked example."""
@@ -138,7 +144,7 @@ def run(
         return
     if output is not None:
         if text is None:
-            console = Console(record=True, width=120, file=open("/dev/null", "w"))
+            console = page_console(width, renderable, record=True, file=open(os.devnull, "w"))
             console.print(header)
             console.print(renderable)
             text = console.export_text()
@@ -147,9 +153,19 @@ def run(
         except DeriveError as exc:
             fail(exc)
         return
-    console = Console()
+    console = page_console(width, renderable)
     console.print(header, highlight=False)
     console.print(renderable)
+
+
+def page_console(width: Optional[int], renderable, **options) -> Console:
+    """The console tables are printed on: ``width`` when given, the terminal's, or for a
+    file or a pipe the widest table's own width (at least 120), so nothing is split that
+    need not be; a table wider than the page is split into column groups, never cut
+    (see :class:`derive.render_rich.WholeTable`)."""
+    if width is None and (options.get("file") is not None or not sys.stdout.isatty()):
+        width = max(120, natural_width(renderable))
+    return Console(width=width, **options)
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
@@ -360,6 +376,7 @@ def generate_command(
     rounding: RoundingOpt = Rounding("half-away"),
     signed_zero: SignedZeroOpt = False,
     carry: CarryOpt = Carry("exact"),
+    width: WidthOpt = None,
 ) -> None:
     """Greedy generation: append the argmax of the logits (a tie goes to the lowest id) to
     the prompt and derive again, N times; one worked step per new token (the logits and
@@ -371,7 +388,7 @@ def generate_command(
     try:
         loaded = load_case(case)
         renderable = render_generated(loaded, generate(loaded, n), fmt, carry.value)
-        console = Console()
+        console = page_console(width, renderable)
         console.print(f"{loaded.title}  ({loaded.name}, {fmt_description(fmt)})", highlight=False)
         console.print(renderable)
     except DeriveError as exc:

@@ -84,13 +84,91 @@ def _note_lines(notes: list[Note]) -> list[Text]:
     return [Text(f"  {str(n).translate(SUPERSCRIPTS)} {note.text}", style="italic") for n, note in enumerate(notes, 1)]
 
 
-def _table(table, printer: Printer, marks: dict) -> RichTable:
-    out = RichTable(title=escape(table.title) or None, title_justify="left", show_lines=False)
-    for column in map(plain_label, table.columns):
-        out.add_column(escape(column), justify="left")
-    for row in printer.rows(table):
-        out.add_row(*[escape(printer.cell(c, table.short_exact, marks)) for c in row])
-    return out
+def _table(table, printer: Printer, marks: dict) -> "WholeTable":
+    return WholeTable(table.title, [plain_label(c) for c in table.columns],
+                      [[printer.cell(c, table.short_exact, marks) for c in row] for row in printer.rows(table)])
+
+
+class WholeTable:
+    """A table that never cuts a cell: printed whole when it fits the width, else split
+    into column groups that do (the first column, the row's name, repeated in each), as R
+    and pandas print wide frames. A cell wraps only at its spaces (a vector after its
+    commas), never inside a number, unless one column and the row's name are wider than the
+    page by themselves: their digits then fold onto the next line (all of them printed).
+
+    ``columns``: the header words; ``rows``: the cells as text (not Rich markup)."""
+
+    BORDER = 3  # a column's padding (1 + 1) and its right border; the table adds 1 on the left
+
+    def __init__(self, title: str | None, columns: list[str], rows: list[list[str]]):
+        self.title, self.columns, self.rows = title, columns, rows
+
+    def __rich_console__(self, console, options):
+        cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
+        need = [max(map(_longest_word, col)) for col in cells]  # the narrowest each column can be
+        full = [max(map(len, col)) for col in cells]  # ... and its width on one line
+        groups = _column_groups(need, options.max_width, self.BORDER)
+        for group in groups:
+            title = self.title or ""
+            if len(groups) > 1:
+                title += f" (columns {group[1] + 1}-{group[-1] + 1} of {len(self.columns)})" if len(group) > 2 \
+                    else f" (column {group[-1] + 1} of {len(self.columns)})"
+            widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
+            out = RichTable(title=escape(title) or None, title_justify="left", show_lines=False)
+            for i, w in zip(group, widths):
+                out.add_column(escape(self.columns[i]), justify="left", width=w, overflow="fold")
+            for row in self.rows:
+                out.add_row(*[escape(row[i]) for i in group])
+            yield out
+
+    def natural_width(self) -> int:
+        """The width of the table with every cell on one line."""
+        return sum(max(map(len, [c] + [r[i] for r in self.rows])) + self.BORDER
+                   for i, c in enumerate(self.columns)) + 1
+
+
+def natural_width(renderable) -> int:
+    """The widest of the tables in ``renderable`` (a Group, nested), each cell on one line;
+    0 without tables: the width a file or a pipe needs to hold every table unsplit."""
+    if isinstance(renderable, WholeTable):
+        return renderable.natural_width()
+    return max((natural_width(r) for r in getattr(renderable, "renderables", ())), default=0)
+
+
+def _longest_word(text: str) -> int:
+    """The width of the longest run without a space: the narrowest a cell can wrap to."""
+    return max((len(word) for word in text.split()), default=0)
+
+
+def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]:
+    """Column widths for a table of at most ``width``: each column its one-line width
+    ``full``, the widest narrowed first, none below ``need`` (its longest word)."""
+    widths = list(full)
+    excess = sum(w + border for w in widths) + 1 - width
+    while excess > 0:
+        slack = [(w - n, i) for i, (w, n) in enumerate(zip(widths, need)) if w > n]
+        if not slack:
+            break
+        _, i = max((widths[i], i) for _, i in slack)
+        widths[i] -= 1
+        excess -= 1
+    return widths
+
+
+def _column_groups(need: list[int], width: int, border: int) -> list[list[int]]:
+    """Column indices in groups that fit ``width``: column 0 in every group, then as many
+    of the rest, in order, as fit (at least one per group)."""
+    if len(need) < 2 or sum(n + border for n in need) + 1 <= width:
+        return [list(range(len(need)))]
+    groups, group = [], [0]
+    used = need[0] + border + 1
+    for i in range(1, len(need)):
+        if len(group) > 1 and used + need[i] + border > width:
+            groups.append(group)
+            group, used = [0], need[0] + border + 1
+        group.append(i)
+        used += need[i] + border
+    return groups + [group]
 
 
 def _exact_lines(derivation: Derivation, refs) -> Text:

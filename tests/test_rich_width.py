@@ -1,0 +1,55 @@
+"""`derive run` never cuts a number (issue 10, item 1): at any width, piped or not, every
+number of every table is printed whole; a table wider than the page is split into column
+groups (the row's name repeated), never truncated with "…"."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from documents import CASES, ROOT, cli
+
+DECIMAL = re.compile(r"[\u2212-]?\d+\.\d+(?:e[\u2212-]?\d+)?")
+FAST = [c for c in CASES if c != "crane"]
+
+
+def table_numbers(text: str) -> Counter:
+    """The decimals in the body cells of the text's tables (lines led by │), counted."""
+    cells = [cell for line in text.splitlines() if line.startswith("\u2502") for cell in line.split("\u2502")[1:-1]]
+    assert not [c for c in cells if "\u2026" in c], "a cell is cut"
+    return Counter(n for cell in cells for n in DECIMAL.findall(cell))
+
+
+@pytest.mark.parametrize("case", FAST)
+@pytest.mark.parametrize("options", [(), ("--sig", "5")])
+def test_no_number_is_cut_at_any_width(case, options):
+    whole = table_numbers(cli("run", case, *options, "--width", "100000"))
+    assert sum(whole.values()) > 20
+    for width in ("60", "80", "200"):
+        text = cli("run", case, *options, "--width", width)
+        assert max(map(len, text.splitlines())) <= int(width)
+        assert table_numbers(text) == whole, width  # the same numbers, each whole, none lost
+
+
+def test_a_narrow_page_splits_a_wide_table_into_column_groups():
+    text = cli("run", "cat-climbed", "--sig", "5", "--width", "60", "--step", "embedding")
+    assert "(columns 2-" in text and "of 6)" in text  # E (12 x 4): id, token, c_1 .. c_4
+    assert text.count("\u2502 11 \u2502") == 2  # the row's id is repeated in each group
+
+
+def test_a_pipe_gets_the_width_its_tables_need():
+    done = subprocess.run([sys.executable, "-m", "derive", "run", "cat-climbed", "--sig", "5"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={"COLUMNS": "40", "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    whole = table_numbers(cli("run", "cat-climbed", "--sig", "5", "--width", "100000"))
+    assert table_numbers(done.stdout) == whole
+    assert "(columns" not in done.stdout  # nothing needed splitting
+
+
+@pytest.mark.slow
+def test_crane_is_printed_whole_at_80():
+    assert table_numbers(cli("run", "crane", "--width", "80")) == table_numbers(cli("run", "crane", "--width", "100000"))
