@@ -289,6 +289,8 @@ class ByHand:
         places = (self.fmt.places if self.fmt.places is not None else self.fmt.sig) + 2
         with ctx.workprec(READER_PREC):
             text = format_value(v, Format(places=places, mode="down"))
+            if text is None:  # a ball on a boundary of the cut (-log2 0.5 = 1): its midpoint's digits
+                text = format_value(v.mid(), Format(places=places, mode="half-even"))
         if is_exact(v) and Fraction(text) == Fraction(int(v.p), int(v.q)):
             return exact_text(Fraction(int(v.p), int(v.q)))
         return (text or "?") + "\u2026"

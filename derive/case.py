@@ -114,6 +114,11 @@ class Case:
             or None when the case does not say; a learned P may give fewer rows (only those
             the prompt uses), but never more. ``derive params`` counts P with it.
         final_norm: the registered norm before W_U (``model.lnf``, default ``conventions.norm``).
+        logits: the logits given directly (``[input] logits``, one per piece: a softmax or
+            temperature exercise with no model; ``blocks`` is then empty), or None.
+        qkv: Q, K, V given directly (``[input] Q, K, V``: T x heads d_k, T x heads d_k,
+            T x heads d_v; an attention exercise: one block with attention only, no norm,
+            no residual, no W_O), or None; ``d_model`` is then the width of Q.
     """
 
     name: str
@@ -134,6 +139,8 @@ class Case:
     labels: list[str] | None = None
     context_length: int | None = None
     final_norm: str = "layernorm"
+    logits: Vector | None = None
+    qkv: dict[str, Matrix] | None = None
 
     @property
     def d_k(self) -> int:
@@ -143,7 +150,7 @@ class Case:
     @property
     def tokens(self) -> list[str]:
         """The names of the rows: the prompt's pieces in order, or the given X's labels."""
-        if self.X is not None:
+        if self.X is not None or self.logits is not None or self.qkv is not None:
             return self.labels
         return [self.pieces[i] for i in self.ids]
 
@@ -342,10 +349,13 @@ class _Reader:
         where = f"{table}{conv.field}"
         if conv.kind == "choice_or_positive" and isinstance(value, str) and value in conv.options():
             return value
-        if conv.kind == "choice":
+        if conv.kind == "choice_or_matrix" and isinstance(value, list):
+            return self.zero_one(value, where)
+        if conv.kind in ("choice", "choice_or_matrix"):
             options = conv.options()
             if not isinstance(value, str) or value not in options:
-                raise self.fail(where, f"unknown value {_describe(value)}", "one of " + ", ".join(options))
+                raise self.fail(where, f"unknown value {_describe(value)}", "one of " + ", ".join(options)
+                                + (" or a matrix of 0 and 1" if conv.kind == "choice_or_matrix" else ""))
             return value
         if conv.kind == "bool":
             if not isinstance(value, bool):
@@ -371,6 +381,16 @@ class _Reader:
         if conv.kind == "nonnegative" and number < 0:
             raise self.fail(where, f"is {number}, which is negative", conv.expected or "a number >= 0")
         return number
+
+    def zero_one(self, value, where: str) -> tuple[tuple[int, ...], ...]:
+        """A matrix of 0 and 1 (a given mask: 1 visible, 0 hidden), as rows of ints; its
+        shape is the attention's check (T x T, no row of zeros)."""
+        rows = self.matrix(value, where, None, None)
+        for i, row in enumerate(rows, 1):
+            for j, v in enumerate(row, 1):
+                if v not in (0, 1):
+                    raise self.fail(f"{where} row {i}, column {j}", f"is {v}", "0 (hidden) or 1 (visible)")
+        return tuple(tuple(int(v) for v in row) for row in rows)
 
     def pieces(self) -> list[str]:
         vocab = self.table("vocab")
@@ -562,8 +582,71 @@ class _Reader:
         self.known(self.data, "", TOP_LEVEL)
         return case
 
+    def given_logits(self) -> Case:
+        """A case that starts from logits: ``[input] logits`` (one per piece of
+        ``[vocab] pieces``, or pieces named 1, 2, ... when there is no vocabulary), an
+        optional ``[prompt] target`` and the conventions; no model, no blocks."""
+        self.known(self.data, "", ("name", "title", "source", "vocab", "prompt", "input", "conventions"),
+                   " (a case that starts from logits has no model and no blocks)")
+        table = self.table("input")
+        self.known(table, "input.", ["logits"], " (with logits)")
+        logits = self.get(table, "logits", "input.")
+        if not isinstance(logits, list) or not logits:
+            raise self.fail("input.logits", f"{_describe(logits)} is not a list of numbers", "one number per token")
+        pieces = self.pieces() if "vocab" in self.data else [str(c + 1) for c in range(len(logits))]
+        logits = self.vector(logits, "input.logits", len(pieces))
+        target = None
+        if "prompt" in self.data:
+            prompt = self.table("prompt")
+            self.known(prompt, "prompt.", ["target"], " (a case that starts from logits has no prompt text)")
+            if "target" in prompt:
+                target = self.token(prompt["target"], pieces, "prompt.target")
+        for key in ("name", "title", "source"):
+            if key in self.data and not isinstance(self.data[key], str):
+                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        return self.checked(Case(name=self.data.get("name", Path(self.path).stem),
+                    title=self.data.get("title", "the softmax of given logits"), path=self.path, pieces=pieces,
+                    ids=[], target=target, d_model=len(pieces), heads=1, E=[], P=[], blocks=[], W_U=None,
+                    conventions=self.conventions(), labels=["z"], logits=logits))
+
+    def given_qkv(self) -> Case:
+        """An attention exercise that starts from ``[input] Q, K, V`` (T rows each; Q and K
+        of one width, V of any, each divisible by ``heads``, default 1), optional
+        ``labels`` (the rows' names) and the conventions (mask, score_scale); no model."""
+        self.known(self.data, "", ("name", "title", "source", "input", "conventions"),
+                   " (an exercise that starts from Q, K, V has no vocabulary, prompt, model or blocks)")
+        table = self.table("input")
+        self.known(table, "input.", ["Q", "K", "V", "labels", "heads"], " (with Q, K, V)")
+        heads = table.get("heads", 1)
+        if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
+            raise self.fail("input.heads", f"{_describe(heads)} is not a positive integer", "a positive integer")
+        qkv = {"Q": self.matrix(self.get(table, "Q", "input."), "input.Q", None, None)}
+        T, d = len(qkv["Q"]), len(qkv["Q"][0])
+        qkv["K"] = self.matrix(self.get(table, "K", "input."), "input.K", T, d)
+        qkv["V"] = self.matrix(self.get(table, "V", "input."), "input.V", T, None)
+        for name, rows in qkv.items():
+            if len(rows[0]) % heads:
+                raise self.fail(f"input.{name}", f"has {len(rows[0])} columns, not divisible by heads = {heads}",
+                                f"a multiple of {heads} columns (each head reads its own equal share)")
+        labels = table.get("labels", [str(t + 1) for t in range(T)])
+        if not isinstance(labels, list) or len(labels) != T or not all(isinstance(x, str) for x in labels):
+            raise self.fail("input.labels", _describe(labels), f"{T} strings, one per row of Q")
+        for key in ("name", "title", "source"):
+            if key in self.data and not isinstance(self.data[key], str):
+                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        block = Block({}, sublayers=("attention",), layernorm=False, residual=False, options={"projections": False})
+        conventions = self.conventions()
+        return self.checked(Case(name=self.data.get("name", Path(self.path).stem),
+                                 title=self.data.get("title", "attention from given Q, K, V"), path=self.path,
+                                 pieces=[], ids=[], target=None, d_model=d, heads=heads, E=[], P=[],
+                                 blocks=[block], W_U=None, conventions=conventions, labels=labels, qkv=qkv))
+
     def _case(self) -> Case:
         given = "input" in self.data
+        if given and isinstance(self.data["input"], dict) and "logits" in self.data["input"]:
+            return self.given_logits()
+        if given and isinstance(self.data["input"], dict) and {"Q", "K", "V"} & set(self.data["input"]):
+            return self.given_qkv()
         pieces = self.pieces() if not given or "vocab" in self.data else []
         ids, target, text = self.prompt(pieces) if not given else ([], None, "")
         for key in ("name", "title", "source"):
@@ -623,7 +706,11 @@ class _Reader:
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
             context_length=context_length, final_norm=final_norm,
         )
-        for op in registry.operations():  # the checks an operation needs of the whole case
+        return self.checked(case)
+
+    def checked(self, case: Case) -> Case:
+        """``case``, once the checks the registered operations need of a whole case pass."""
+        for op in registry.operations():
             problem = op.check(case) if op.check is not None else None
             if problem is not None:
                 raise self.fail(*problem)

@@ -334,6 +334,10 @@ def cases() -> None:
     for name, path in sorted(bundled_cases().items()):
         try:
             case = load_case(str(path))
+            if case.logits is not None:  # a softmax exercise: no model
+                console.print(f"{name}: {case.title!r} (logits over {_count(len(case.pieces), 'token')})",
+                              highlight=False)
+                continue
             heads = max(len(b.heads) if b.heads else case.heads for b in case.blocks)
             console.print(f"{name}: {case.title!r} ({len(case.tokens)} tokens, d_model = {case.d_model}, "
                           f"{_count(heads, 'head')}, {_count(len(case.blocks), 'block')})", highlight=False)

@@ -66,8 +66,8 @@ WEIGHT1: /W_(1|\{1\})/
 AFTER: /(\\ )?(\\text\{)?\(?after( the step)?\)?\}?/
 ZED: "z"
 WORD: /[A-Za-z]+[0-9]?(_(gain|bias))?/
-GREEK_TEX: /\\(mu|sigma|eta|theta|gamma|beta|epsilon|varepsilon)(?![A-Za-z])/
-GREEK_CHAR: /[\u03bc\u03c3\u03b7\u03b8\u03b3\u03b2\u03b5]/
+GREEK_TEX: /\\(mu|sigma|eta|theta|gamma|beta|epsilon|varepsilon|ell)(?![A-Za-z])/
+GREEK_CHAR: /[\u03bc\u03c3\u03b7\u03b8\u03b3\u03b2\u03b5\u2113]/
 UPRIGHT: /\\(mathrm|text|operatorname)\{[A-Za-z0-9\\_]+\}/
 PRIME: "'" | "\u2032"
 INT: /\d+/
@@ -81,7 +81,7 @@ TEXT: /\\text\{[^{}]*\}/
 """
 
 GREEK = {"\u03bc": "mu", "\u03c3": "sigma", "\u03b7": "eta", "\u03b8": "theta", "\u03b3": "gamma", "\u03b2": "beta",
-         "\u03b5": "epsilon", "varepsilon": "epsilon"}
+         "\u03b5": "epsilon", "varepsilon": "epsilon", "\u2113": "ell"}
 TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE,
               **{spelled: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")}}
 LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'

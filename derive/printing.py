@@ -43,7 +43,7 @@ from .name import PAIR_INDEXED, SPACE, Name, Piece, texttt
 
 TARGETS = ("latex", "katex")
 GREEK = {"mu": "\u03bc", "sigma": "\u03c3", "eta": "\u03b7", "theta": "\u03b8", "gamma": "\u03b3",
-         "beta": "\u03b2", "epsilon": "\u03b5"}
+         "beta": "\u03b2", "epsilon": "\u03b5", "ell": "\u2113"}
 UPRIGHT = ("attn", "PE")  # words printed upright in LaTeX
 # precedence of the formula nodes (higher binds tighter)
 CHAIN, SUM, PRODUCT, POWER, ATOM = 0, 10, 20, 30, 100

@@ -32,8 +32,9 @@ class Convention:
         meaning: one line: what the switch does.
         kind: how the value is read: ``choice`` (one of ``choices``), ``number`` (any exact
             number), ``nonnegative``, ``positive``, ``count`` (an integer >= 0), ``bool``,
-            ``weights`` (``"all"`` or a list of weight names), or ``choice_or_positive``
-            (one of ``choices`` or an exact number > 0).
+            ``weights`` (``"all"`` or a list of weight names), ``choice_or_positive``
+            (one of ``choices`` or an exact number > 0), or ``choice_or_matrix`` (one of
+            ``choices`` or a matrix of 0 and 1, read as a tuple of rows of ints).
         choices: for ``choice``: each accepted value with its one-line meaning; a callable
             returning that mapping when the choices are other operations (activations).
         slips: the choices a reader may use by mistake, with the phrase the checker prints

@@ -6,8 +6,13 @@
     o_i^{(h)} = sum_j a_{i,j} v_j,   attn_i = [o_i^{(1)} | ... | o_i^{(h)}] W_O + b_O
 
 With ``mask = "none"`` every j is visible; with ``causal_after_softmax`` the softmax runs
-over every j and the weights j > i are then set to 0 (a reader's slip, for the checker).
-A row is never fully masked: under the causal mask row i always sees j = i.
+over every j and the weights j > i are then set to 0 (a reader's slip, for the checker);
+a given 0/1 matrix M shows query i the keys j with M_{i,j} = 1. A row is never fully
+masked: under the causal mask row i always sees j = i, and a given matrix with a row of
+zeros is refused when the case is loaded (its softmax would be 0/0).
+
+An exercise may start here, from Q, K and V given as rows (``[input] Q, K, V``): the
+heads cut their columns as they cut u W_Q, and there is no W_O.
 """
 
 from __future__ import annotations
@@ -37,9 +42,13 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
     attention, mix.
     """
     Vb = block.vectors
-    x = Array(graph, u)
-    projections = _split_heads(graph, case, block_no, block, x) if block.heads is None else \
-        _given_heads(graph, case, block_no, block, x)
+    if case.qkv is not None:
+        projections = _given_qkv(graph, case)
+    else:
+        x = Array(graph, u)
+        projections = _split_heads(graph, case, block_no, block, x) if block.heads is None else \
+            _given_heads(graph, case, block_no, block, x)
+    T = len(case.tokens)
     heads = []
     given = block.matrices.get("attention_weights")
     for h, (q, k, v, d_h) in enumerate(projections, 1):
@@ -50,7 +59,7 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
                                                                       case.conventions.score_scale)
         root = graph.scratch(Sqrt(), (constant(graph, scale, "scale"),), f"sqrt({scale})")
         heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
-    joined = Array(graph, [[o for head in heads for o in head["o"][t]] for t in range(len(u))])
+    joined = Array(graph, [[o for head in heads for o in head["o"][t]] for t in range(T)])
     projected = "W_O" in block.matrices
     if projected:
         W_O = matrix_leaves(graph, "W_O", block.matrices["W_O"], block_no)
@@ -61,16 +70,20 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
         out = joined.ids()
     tokens = case.tokens
     names = [head_name(block, h) for h in range(1, len(heads) + 1)]
-    qkv = Step("qkv", "Query, Key, Value",
-               f"Three weight matrices multiply {reads}: Q = {reads} W_Q, K = {reads} W_K, V = {reads} W_V. "
-               + (", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
-                            for h in range(1, len(heads) + 1)) if block.heads is None
-                  else "each head has its own W_Q, W_K, W_V") + ".",
+    columns = ", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
+                        for h in range(1, len(heads) + 1))
+    words = ("Q, K and V are given: row t holds the query, key and value of token t"
+             + (f"; {columns} (of V: {len(heads[0]['v'][0])} each)" if len(heads) > 1 else "") + "."
+             if case.qkv is not None else
+             f"Three weight matrices multiply {reads}: Q = {reads} W_Q, K = {reads} W_K, V = {reads} W_V. "
+             + (columns if block.heads is None else "each head has its own W_Q, W_K, W_V") + ".")
+    qkv = Step("qkv", "Query, Key, Value", words,
                [Table(["token"] + [f"{m}{'' if len(heads) == 1 else ' ' + n}" for n in names for m in "QKV"],
                       [[f"`{tok}`"] + [vec(head[m][t]) for head in heads for m in ("q", "k", "v")]
-                       for t, tok in enumerate(tokens)], title=_titled("Q, K, V", block_no, case))])
+                       for t, tok in enumerate(tokens)], title=_titled("Q, K, V", block_no, case),
+                     short_exact=case.qkv is not None)])
     attn_tables, queries = [], []
-    last = len(u) - 1
+    last = T - 1
     for h, head in enumerate(heads, 1):
         attn_tables += ([] if given is not None else [_last_row_table(case, block_no, names[h - 1], head)]) \
             + [_weights_table(case, block_no, names[h - 1], head)]
@@ -82,10 +95,12 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
         scales = sorted({head["scale"] for head in heads})
         scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
         words = (f"s_{{i,j}} = q_i . k_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
-                 + {"causal": " over j <= i (the mask writes -inf above the diagonal).",
-                    "none": " over every j (no mask).",
-                    "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
-                                            "(the mask applied after the softmax)."}[case.conventions.mask])
+                 + (" over the j with M_{i,j} = 1 (the given mask M writes -inf where it has 0)."
+                    if isinstance(case.conventions.mask, tuple) else
+                    {"causal": " over j <= i (the mask writes -inf above the diagonal).",
+                     "none": " over every j (no mask).",
+                     "causal_after_softmax": " over every j, then the weights above the diagonal are set to 0 "
+                                             "(the mask applied after the softmax)."}[case.conventions.mask]))
     attn_step = Step("attention", "The attention of each head", words, attn_tables, queries)
     mix_cols = ["token"] + [f"o^({h})" for h in range(1, len(heads) + 1)] + \
         (["attn = [o^(1) | ...] W_O"] if projected else [])
@@ -96,7 +111,8 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
                [Table(mix_cols, [[f"`{tok}`"] + [vec(head["o"][t]) for head in heads]
                                  + ([vec(out[t])] if projected else []) for t, tok in enumerate(tokens)],
                       title=_titled("o and attn" if projected else "o", block_no, case))])
-    return out, ([qkv] if block.options.get("projections", True) else []) + [attn_step, mix]
+    shown = block.options.get("projections", True) or case.qkv is not None
+    return out, ([qkv] if shown else []) + [attn_step, mix]
 
 
 def head_name(block: Block, h: int) -> str:
@@ -146,6 +162,39 @@ def _check_kv_heads(case: Case) -> tuple[str, str, str] | None:
     return None
 
 
+def _given_qkv(graph: Graph, case: Case) -> list[tuple]:
+    """Q, K, V given as rows (``[input] Q, K, V``: T x heads d_k, T x heads d_k, T x heads d_v),
+    as constant leaves q_t[c], k_t[c], v_t[c], cut into ``case.heads`` heads of equal width."""
+    given = {}
+    for name, rows in case.qkv.items():
+        width = len(rows[0]) // case.heads
+        given[name] = leaves(graph, rows, lambda t, c, s=name.lower(), w=width: Meta.of(
+            Name(s, position=t + 1, index=c + 1), block=1, head=c // w + 1))
+    d_k, d_v = len(case.qkv["Q"][0]) // case.heads, len(case.qkv["V"][0]) // case.heads
+    return [(given["Q"].cols(range(h * d_k, (h + 1) * d_k)), given["K"].cols(range(h * d_k, (h + 1) * d_k)),
+             given["V"].cols(range(h * d_v, (h + 1) * d_v)), d_k) for h in range(case.heads)]
+
+
+def _check_mask(case: Case) -> tuple[str, str, str] | None:
+    """A given mask is T x T and shows every query at least one key (a row of zeros would
+    make its softmax 0/0)."""
+    mask = case.conventions.mask
+    if not isinstance(mask, tuple) or not (case.qkv is not None or any("attention" in b.sublayers
+                                                                       for b in case.blocks)):
+        return None
+    T = len(case.tokens)
+    shape = f"a {T} x {T} matrix of 0 and 1 (row i: the keys query i sees)"
+    if len(mask) != T:
+        return "conventions.mask", f"has {len(mask)} rows but the case has T = {T} tokens", shape
+    if len(mask[0]) != T:
+        return "conventions.mask row 1", f"has {len(mask[0])} columns", f"{T} columns, one per key"
+    for i, row in enumerate(mask, 1):
+        if not any(row):
+            return f"conventions.mask row {i}", "is all 0: query i would see no key (its softmax would be 0/0)", \
+                "at least one 1 in every row"
+    return None
+
+
 def _given_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array) -> list[tuple]:
     """Q, K, V of each head from its own W_Q, W_K, W_V (d_model x d_h) and biases."""
     out = []
@@ -172,8 +221,11 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
     with ``causal_after_softmax`` the softmax runs over every j and the weights j > i are
     then set to 0 (a reader's slip)."""
     mask = case.conventions.mask
-    visible = (lambda i, j: j <= i) if mask == "causal" else (lambda i, j: True)  # the softmax runs over these
-    kept = (lambda i, j: True) if mask == "none" else (lambda i, j: j <= i)  # ... and these keep their weight
+    if isinstance(mask, tuple):  # a given 0/1 matrix: 1 visible (no row is all 0: _check_mask)
+        visible = kept = lambda i, j: mask[i][j] == 1
+    else:
+        visible = (lambda i, j: j <= i) if mask == "causal" else (lambda i, j: True)  # the softmax runs over these
+        kept = (lambda i, j: True) if mask == "none" else (lambda i, j: j <= i)  # ... and these keep their weight
     tags = dict(block=block_no, head=h)
     qk = (q @ k.T).masked(visible).named(entries("qk", **tags))
     scores = (qk / Array(graph, [[root]])).named(entries("s", **tags))
@@ -247,7 +299,7 @@ ATTENTION = register(Operation(
                                              "keys and values, and the heads' outputs are joined as they are",
                         kind="bool", source="simplified self-attention, Raschka 2024, section 3.3"),),
     conventions=(
-        Convention("mask", "causal", "which keys a query sees",
+        Convention("mask", "causal", "which keys a query sees", kind="choice_or_matrix",
                    choices={"causal": "j <= i: -inf above the diagonal, before the softmax",
                             "none": "every j (no mask)",
                             "causal_after_softmax": "softmax over every j, then j > i set to 0 (a reader's slip)"},
@@ -262,6 +314,6 @@ ATTENTION = register(Operation(
                    source="Vaswani et al. 2017, eq. 1"),
     ),
     forward=attention,
-    check=lambda case: _check_kv_heads(case),
+    check=lambda case: _check_kv_heads(case) or _check_mask(case),
     dims=lambda options, dims: {"d_kv": dims["d_model"]} if options.get("kv_heads", "heads") == "heads" else {},
 ))

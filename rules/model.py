@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from derive.graph import Graph
 from derive.steps import Step
 
+from .attention import attention
 from .block import final_norm, transformer_block
 from .embedding import embedding
 from .inputs import given_input
 from .positions import positions
 from .tokenize import tokens_step
 from .training import training_steps
-from .unembedding import output_step, unembedding
+from .unembedding import given_logits, output_step, unembedding
 
 if TYPE_CHECKING:
     from derive.case import Case
@@ -28,6 +29,14 @@ if TYPE_CHECKING:
 def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
     """Add the case's whole model to ``graph``; return its steps in order, the node of L
     (None without a loss) and the ids of the outputs (z, exp_z, p, sum, L)."""
+    if case.logits is not None:  # a softmax exercise: no model
+        outputs, steps = given_logits(graph, case)
+        if outputs["L"] is not None:
+            steps += training_steps(graph, case, [], outputs)
+        return steps, outputs["L"], outputs
+    if case.qkv is not None:  # an attention exercise: Q, K, V given, the heads' outputs are the result
+        _, steps = attention(graph, case, 1, case.blocks[0], None)
+        return steps, None, {"z": [], "exp_z": [], "p": [], "L": None, "rows": {}}
     E = []
     if case.X is not None:
         rows, first = given_input(graph, case)
@@ -47,9 +56,9 @@ def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
         steps.append(final)
     if not case.has_unembedding:
         steps.append(output_step(case, stream))
-        return steps, None, {"z": [], "exp_z": [], "p": [], "L": None}
+        return steps, None, {"z": [], "exp_z": [], "p": [], "L": None, "rows": {}}
     outputs, head_steps = unembedding(graph, case, stream, E)
     steps += head_steps
     if outputs["L"] is not None:
-        steps += training_steps(graph, case, E, outputs)
+        steps += training_steps(graph, case, outputs["E"], outputs)
     return steps, outputs["L"], outputs

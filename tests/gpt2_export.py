@@ -72,10 +72,11 @@ def put(out: dict, symbol: str, t: torch.Tensor, *, block=None, head=None, norm=
 
 
 def put_outputs(out: dict, case: Case, z: torch.Tensor, p: torch.Tensor, L: torch.Tensor | None,
-                greedy: bool = False) -> None:
-    """The logits z, e^z, their sum, p and L of the last row, keyed as derive names them
-    (the index of z, e^z and p is the token piece)."""
-    last = len(case.tokens)
+                greedy: bool = False, position: int | None = None) -> None:
+    """The logits z, e^z, their sum, p and L of the last row (or of row ``position``,
+    1-based, without L), keyed as derive names them (the index of z, e^z and p is the
+    token piece)."""
+    last = position or len(case.tokens)
     z, p = z.detach(), p.detach()
     names = [("z", z), ("p", p)] + ([] if greedy else [("exp_z", torch.exp(z))])
     for name, t in names:
@@ -83,8 +84,35 @@ def put_outputs(out: dict, case: Case, z: torch.Tensor, p: torch.Tensor, L: torc
             out[(name, None, None, last, piece, None, None, False)] = float(t[c])
     if not greedy:
         out[("sum_exp_z", None, None, last, None, None, None, False)] = float(torch.exp(z).sum())
-    if L is not None:
+    if L is not None and case.conventions.loss == "mean":
+        out[("L", None, None, None, None, None, None, False)] = float(L.detach())
+    elif L is not None:
         out[("L", None, None, last, case.pieces[case.target], None, None, False)] = float(L.detach())
+
+
+def lm_labels(case: Case) -> list[int]:
+    """The token ids of Hugging Face's language-model loss for ``loss = "mean"``: the
+    prompt, and the target after it when the case gives one (``labels = input_ids``: the
+    logits of row t are scored against token t + 1; a target appended as token T + 1 makes
+    row T predict it, and the causal mask keeps rows 1..T as they are without it)."""
+    return list(case.ids) + ([case.target] if case.target is not None else [])
+
+
+def put_row_losses(out: dict, case: Case, logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """z, e^z, p of rows 1..T-1 and l_t = cross-entropy of row t against token t + 1 (row
+    T against the target), from ``logits`` (rows x V, undivided, for the ids of
+    :func:`lm_labels`); returns their mean, torch's own ``F.cross_entropy`` (in bits with
+    ``loss_log = "2"``)."""
+    labels = torch.tensor(lm_labels(case), dtype=torch.long)
+    z = logits[:len(labels) - 1] / temperature
+    for t in range(min(len(case.ids), len(labels)) - 1):
+        put_outputs(out, case, z[t], torch.softmax(z[t], dim=-1), None, position=t + 1)
+    ell = F.cross_entropy(z, labels[1:], reduction="none")
+    L = F.cross_entropy(z, labels[1:])
+    if case.conventions.loss_log == "2":
+        ell, L = ell / math.log(2), L / math.log(2)
+    put(out, "ell", ell)
+    return L
 
 
 def derive_records(derivation: Derivation, exported: bool = True) -> list[tuple[dict, object]]:
@@ -184,6 +212,8 @@ def reference_elements(case: Case, forward: Forward, params: ParamViews) -> dict
     for key, value in after.items():
         if key[0] in AFTER_SYMBOLS:
             elements[key[:7] + (True,)] = value
+    if case.logits is not None:  # given logits are indexed by their piece, as z is
+        elements = {k[:4] + (case.pieces[k[4] - 1],) + k[5:] if k[6] == "z" else k: v for k, v in elements.items()}
     return elements
 
 
@@ -236,7 +266,7 @@ def gpt2_model(case: Case, attn_implementation: str = "eager"):
         raise ValueError("not expressible as GPT-2: " + "; ".join(reasons))
     d, T = case.d_model, len(case.ids)
     tied = case.W_U is None
-    n_positions = max(getattr(case, "context_length", None) or 0, len(case.P), T)
+    n_positions = max(getattr(case, "context_length", None) or 0, len(case.P), T + 1)  # + 1: lm_labels
     config = GPT2Config(vocab_size=len(case.pieces), n_positions=n_positions, n_embd=d,
                         n_layer=len(case.blocks), n_head=case.heads, n_inner=d_mlp_of(case),
                         activation_function="gelu_new", layer_norm_epsilon=float(case.conventions.layernorm_eps),
@@ -362,7 +392,17 @@ def gpt2_forward(case: Case, model) -> Forward:
         put(out, "f", norm("ln_f", "final", None))
         z = logits[0, -1]
         L = -torch.log_softmax(z, dim=-1)[case.target] if case.target is not None else None
+        if case.conventions.loss == "mean":  # HF's loss for labels = input_ids (and the target after)
+            ids = torch.tensor([lm_labels(case)], dtype=torch.long)
+            result = model(ids, labels=ids)
+            L = put_row_losses(out, case, result.logits[0])
+            # HF's ForCausalLMLoss upcasts the logits with .float() (float32), so its loss is
+            # the float64 one above to float32's precision: the convention (shift, mean) is HF's
+            assert abs(float(result.loss) - float(L)) <= 1e-6 * max(1.0, float(L)), (float(result.loss), float(L))
         put_outputs(out, case, z, torch.softmax(z, dim=-1), L)
+        if case.logits is not None:  # derive names the given logits z (z / T is a scratch value)
+            for c, piece in enumerate(case.pieces):
+                out[("z", None, None, 1, piece, None, None, False)] = float(raw[c].detach())
         return out, L
 
     return run
@@ -440,6 +480,7 @@ class Attention(nn.Module):
         self.mask, self.d_model, self.d_k, self.n_heads = conv.mask, case.d_model, case.d_k, case.heads
         self.score_scale = conv.score_scale  # d_k, d_model, none or a number n (q.k / sqrt(n))
         self.given = block.heads is not None
+        self.qkv = None if case.qkv is None else {n: tensor(m) for n, m in case.qkv.items()}  # Q, K, V given
         self.projections = block.options.get("projections", True)  # false: q = k = v = u, no W_O
         kv = block.options.get("kv_heads", "heads")  # key/value heads shared by groups of query heads
         self.group = 1 if kv == "heads" else case.heads // int(kv)
@@ -457,8 +498,15 @@ class Attention(nn.Module):
     def forward(self, u: torch.Tensor, out: dict, b: int) -> torch.Tensor:
         """attn = [o^(1) | ... ] W_O + b_O for the rows ``u``; records q, k, v, q.k, s, e^s,
         their sums, a and o in ``out`` for block ``b``."""
-        T = u.shape[0]
-        if self.given:
+        T = len(self.qkv["Q"]) if self.qkv is not None else u.shape[0]
+        if self.qkv is not None:
+            d_k, d_v = self.qkv["Q"].shape[1] // self.n_heads, self.qkv["V"].shape[1] // self.n_heads
+            for name in "QKV":
+                put(out, name.lower(), self.qkv[name], block=b,
+                    head_of=lambda c, w=d_v if name == "V" else d_k: c // w + 1)
+            qkv = [(self.qkv["Q"][:, h * d_k:(h + 1) * d_k], self.qkv["K"][:, h * d_k:(h + 1) * d_k],
+                    self.qkv["V"][:, h * d_v:(h + 1) * d_v]) for h in range(self.n_heads)]
+        elif self.given:
             qkv = [tuple(head.project(u, n) for n in "QKV") for head in self.heads]
             for h, (q, k, v) in enumerate(qkv, 1):
                 for name, t in zip("qkv", (q, k, v)):
@@ -488,9 +536,17 @@ class Attention(nn.Module):
             s = qk / math.sqrt(scale)
             hidden = (lambda i, j: j > i) if self.mask == "causal" else None
             visible = s.masked_fill(above, float("-inf")) if self.mask == "causal" else s
+            if isinstance(self.mask, tuple):  # a given 0/1 matrix: 0 hidden
+                zero = torch.tensor(self.mask) == 0
+                hidden = lambda i, j: bool(zero[i, j])  # noqa: E731
+                visible = s.masked_fill(zero, float("-inf"))
             exp_s = torch.exp(visible)
             a = torch.softmax(visible, dim=-1)
-            if self.mask == "causal_after_softmax":
+            if isinstance(self.mask, tuple):
+                o = F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=~zero,
+                                                   scale=1 / math.sqrt(scale))[0]
+                assert torch.allclose(o, a @ v, rtol=0, atol=1e-12)
+            elif self.mask == "causal_after_softmax":
                 a = a.masked_fill(above, 0.0)
                 o = a @ v
             else:
@@ -626,6 +682,7 @@ class PartsModel(nn.Module):
         self.lnf = Norm(case, case.final_vectors.get("lnf_gain"), case.final_vectors.get("lnf_bias")) \
             if self.final else None
         self.W_U = _parameter(case.W_U) if case.has_unembedding and case.W_U is not None else None
+        self.z = _parameter([case.logits]) if case.logits is not None else None  # given logits: trained
 
     def views(self) -> ParamViews:
         """derive's weights: (name, block, head) -> (parameter, view as derive's matrix)."""
@@ -638,6 +695,7 @@ class PartsModel(nn.Module):
                 views[(name, block, head)] = (param, rows if param.dim() == 2 else vec)
 
         add("E", self.E)
+        add("z", self.z)
         add("P", self.P)
         add("W_U", self.W_U)
         if self.lnf is not None:
@@ -666,6 +724,11 @@ class PartsModel(nn.Module):
     def forward(self) -> tuple[dict, torch.Tensor | None]:
         """The forward pass as derive's elements, and L (None without a target)."""
         case, conv, out = self.case, self.case.conventions, {}
+        if self.z is not None:
+            return self.softmax(self.z[0], out)
+        if case.qkv is not None:
+            self.blocks[0].attn(None, out, 1)
+            return out, None
         if case.X is not None:
             x = tensor(case.X)
             put(out, "x", x)
@@ -688,16 +751,26 @@ class PartsModel(nn.Module):
         if not case.has_unembedding:
             return out, None
         W_U = self.E.T if self.W_U is None else self.W_U
-        raw = stream[-1] @ W_U
+        return self.softmax(stream[-1] @ W_U, out, stream @ W_U)
+
+    def softmax(self, raw: torch.Tensor, out: dict, every: torch.Tensor | None = None):
+        """p = softmax(raw / T) of the last row's logits ``raw`` and L (``every``: the
+        logits of every row, for the mean loss); given logits are recorded as they are."""
+        case, conv = self.case, self.case.conventions
         if conv.temperature == 0:
             p = F.one_hot(torch.argmax(raw), len(case.pieces)).to(DTYPE)
             put_outputs(out, case, raw, p, None, greedy=True)
             return out, None
         z = raw / float(conv.temperature)
         L = None
-        if case.target is not None:
+        if conv.loss == "mean":
+            L = put_row_losses(out, case, every, float(conv.temperature)) if case.ids else None
+        elif case.target is not None:
             L = -torch.log_softmax(z, dim=-1)[case.target]
             if conv.loss_log == "2":
                 L = L / math.log(2)
         put_outputs(out, case, z, torch.softmax(z, dim=-1), L)
+        if case.logits is not None:  # derive names the given logits z (z / T is a scratch value)
+            for c, piece in enumerate(case.pieces):
+                out[("z", None, None, 1, piece, None, None, False)] = float(raw[c].detach())
         return out, L

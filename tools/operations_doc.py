@@ -61,10 +61,12 @@ def text() -> str:
             for conv in op.conventions:
                 out.append(f"- `{conv.field}` = {_value(conv.default)} (default): {conv.meaning}"
                            + (f" ({conv.source})" if conv.source else "") + ".")
-                if conv.kind in ("choice", "choice_or_positive"):
+                if conv.kind in ("choice", "choice_or_positive", "choice_or_matrix"):
                     out += [f"  - `\"{name}\"`: {meaning}" for name, meaning in conv.options().items()]
                     if conv.kind == "choice_or_positive":
                         out.append("  - or an exact number > 0")
+                    if conv.kind == "choice_or_matrix":
+                        out.append("  - or a T x T matrix of 0 and 1 (1: visible), every row with a 1")
                 else:
                     out.append(f"  - {KIND_WORDS[conv.kind]}")
             if op.conventions or op.options:

@@ -1,0 +1,213 @@
+"""Cases that start late: given logits (a softmax or temperature exercise), given Q, K, V
+(an attention exercise) and a given 0/1 mask. Every record is compared with torch
+(tests/gpt2_export.py's PartsModel, written independently of derive's rules), and the
+printed numbers with values computed here from the definitions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from derive.case import load_case
+from derive.derivation import derive
+from derive.errors import CaseError
+from derive.rounding import Format
+
+from gpt2_export import PartsModel, compare, reference_elements
+
+pytest.importorskip("torch")
+
+SOFTMAX = """\
+name = "softmax"
+[vocab]
+pieces = ["a", "b", "c"]
+[input]
+logits = [2, 1, 0.1]
+[prompt]
+target = "b"
+[conventions]
+temperature = {T}
+loss_log = "{log}"
+"""
+
+
+def write(tmp_path, text: str, name: str = "case.toml"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def parts_check(case, exported: bool = True) -> dict:
+    """Every record of ``case`` against PartsModel, one to one."""
+    model = PartsModel(case)
+    return compare(derive(case), reference_elements(case, model.forward, model.views()), where=case.name,
+                   exported=exported)
+
+
+@pytest.mark.parametrize("T, log", [("1", "e"), ("0.5", "e"), ("2", "e"), ("1", "2"), ('"1/3"', "2")])
+def test_softmax_exercise_against_torch(tmp_path, T, log):
+    """z, e^(z/T), the sum, p, L, dL/dz, z after one step and the pass after, against torch."""
+    case = load_case(str(write(tmp_path, SOFTMAX.format(T=T, log=log))))
+    result = parts_check(case)
+    assert result["symbols"]["grad"] == 3 and result["symbols"]["updated"] == 3
+    assert result["symbols"]["z"] == 6  # before and after the step
+
+
+def test_softmax_exercise_numbers(tmp_path):
+    """The textbook softmax of (2, 1, 0.1): p = (0.659, 0.242, 0.099); at T = 1/2
+    p(b) = e^2 / (e^4 + e^2 + e^0.2); dL/dz = (p - y) / T; computed here with math.exp."""
+    for T in (1, 0.5):
+        case = load_case(str(write(tmp_path, SOFTMAX.format(T=T, log="e"))))
+        d = derive(case)
+        e = [math.exp(v / T) for v in (2, 1, 0.1)]
+        p = [x / sum(e) for x in e]
+        fmt = Format(places=6)
+        got = [float(d.decimal(_before(i), fmt)) for i in d.outputs["p"]]
+        assert got == pytest.approx(p, abs=1e-6)
+        assert float(d.decimal(_before(d.outputs["L"]), fmt)) == pytest.approx(-math.log(p[1]), abs=1e-6)
+        grads = [float(d.decimal(_grad(i), fmt)) for i in d.outputs["z"]]
+        assert grads == pytest.approx([(p[c] - (c == 1)) / T for c in range(3)], abs=1e-6)
+    assert [round(x, 3) for x in (math.exp(2), math.exp(1), math.exp(0.1))] == [7.389, 2.718, 1.105]
+
+
+def _before(i):
+    from derive.steps import Ref
+    return Ref("before", i)
+
+
+def _grad(i):
+    from derive.steps import Ref
+    return Ref("grad", i)
+
+
+def test_softmax_exercise_greedy_and_default_pieces(tmp_path):
+    """T = 0 without a vocabulary: pieces 1, 2, 3, p one-hot at the largest logit, no loss."""
+    text = '[input]\nlogits = [0.5, 3, 3]\n[conventions]\ntemperature = 0\n'
+    case = load_case(str(write(tmp_path, text)))
+    assert case.pieces == ["1", "2", "3"]
+    d = derive(case)
+    assert d.loss is None
+    assert [str(d.value(_before(i))) for i in d.outputs["p"]] == ["0", "1", "0"]  # a tie: the lowest id
+    parts_check(case)
+
+
+@pytest.mark.parametrize("text, field, message", [
+    ('[vocab]\npieces = ["a", "b"]\n[input]\nlogits = [1, 2, 3]\n', "input.logits", "has 3 entries"),
+    ('[input]\nlogits = []\n', "input.logits", "is not a list of numbers"),
+    ('[input]\nlogits = [1, 2]\n[model]\nd_model = 2\n', "model", "has no model"),
+    ('[input]\nlogits = [1, 2]\nX = [[1]]\n', "input.X", "unknown field"),
+    ('[input]\nlogits = [1, 2]\n[prompt]\ntext = "a"\n', "prompt.text", "unknown field"),
+    ('[input]\nlogits = [1, 2]\n[prompt]\ntarget = "c"\n', "prompt.target", "not in the vocabulary"),
+    ('[input]\nlogits = [1, 2]\n[prompt]\ntarget = 1\n[conventions]\nloss = "mean"\n', "conventions.loss",
+     "one row"),
+])
+def test_softmax_exercise_errors(tmp_path, text, field, message):
+    """Each mistake is a one-line error naming the file and the field."""
+    with pytest.raises(CaseError) as info:
+        load_case(str(write(tmp_path, text)))
+    assert f"field {field}" in str(info.value) and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+QKV = """\
+name = "qkv"
+[input]
+Q = {Q}
+K = {K}
+V = {V}
+heads = {heads}
+[conventions]
+mask = {mask}
+score_scale = {scale}
+"""
+
+
+def random_rows(rng, T: int, n: int) -> str:
+    """T rows of n dyadic numbers (exact in binary, so torch's doubles are the case's values)."""
+    return "[" + ", ".join("[" + ", ".join(str(rng.randrange(-8, 9) / 4) for _ in range(n)) + "]"
+                           for _ in range(T)) + "]"
+
+
+def random_mask(rng, T: int) -> str:
+    """A T x T 0/1 matrix with a 1 in every row."""
+    rows = []
+    for i in range(T):
+        row = [rng.randrange(2) for _ in range(T)]
+        row[rng.randrange(T)] = 1
+        rows.append("[" + ", ".join(map(str, row)) + "]")
+    return "[" + ", ".join(rows) + "]"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_given_qkv_against_torch(tmp_path, seed):
+    """Q, K, V given (1 to 3 heads, d_v unlike d_k), every mask (a given 0/1 matrix
+    included) and score scale: q.k, s, e^s, sums, a and o against torch's softmax and
+    F.scaled_dot_product_attention."""
+    import random
+    rng = random.Random(f"derive-given-qkv-{seed}")
+    heads, T = 1 + seed % 3, 2 + seed % 4
+    d_k, d_v = 1 + rng.randrange(3), 1 + rng.randrange(3)
+    mask = ['"causal"', '"none"', '"causal_after_softmax"', random_mask(rng, T), random_mask(rng, T)][seed % 5]
+    scale = ['"d_k"', '"none"', '"d_model"', "2"][seed % 4]
+    text = QKV.format(Q=random_rows(rng, T, heads * d_k), K=random_rows(rng, T, heads * d_k),
+                      V=random_rows(rng, T, heads * d_v), heads=heads, mask=mask, scale=scale)
+    case = load_case(str(write(tmp_path, text)))
+    result = parts_check(case)
+    assert result["symbols"]["a"] == heads * T * T and result["symbols"]["o"] == T * heads * d_v
+
+
+def test_given_mask_numbers(tmp_path):
+    """A given mask on given Q = K: the weights of row i spread over its visible keys only,
+    a_{i,j} = e^{q_i.k_j/sqrt(2)} / sum over visible j, computed here with math.exp."""
+    text = QKV.format(Q="[[1, 0], [0, 1], [1, 1]]", K="[[1, 0], [0, 1], [1, 1]]", V="[[1, 2], [3, 4], [5, 6]]",
+                      heads=1, mask="[[1, 0, 0], [1, 1, 0], [0, 1, 1]]", scale='"d_k"')
+    d = derive(load_case(str(write(tmp_path, text))))
+    a = {(m.position, m.index): d.decimal(_before(i), Format(places=9))
+         for i, n in enumerate(d.graph.nodes) for m in [n.meta] if m.symbol == "a"}
+    e1, e2 = math.exp(1 / math.sqrt(2)), math.exp(2 / math.sqrt(2))
+    assert float(a[(3, 2)]) == pytest.approx(e1 / (e1 + e2), abs=1e-9)
+    assert a[(3, 1)] == "0.000000000" and a[(1, 1)] == "1.000000000"
+    assert float(a[(2, 1)]) == pytest.approx(1 / (1 + e1), abs=1e-9)  # q_2.k_1 = 0, q_2.k_2 = 1
+
+
+@pytest.mark.parametrize("mask, field, message", [
+    ("[[1, 0], [1, 2]]", "conventions.mask row 2, column 2", "is 2"),
+    ("[[1, 0], [1, 0.5]]", "conventions.mask row 2, column 2", "is 1/2"),
+    ("[[1, 0], [1, 1]]", "conventions.mask", "has 2 rows but the case has T = 3"),
+    ("[[1, 0, 0], [1, 1, 0], [0, 0, 0]]", "conventions.mask row 3", "is all 0"),
+    ("[[1, 0], [1, 1], [1, 1]]", "conventions.mask row 1", "has 2 columns"),
+    ('"diagonal"', "conventions.mask", "unknown value"),
+])
+def test_mask_errors(tmp_path, mask, field, message):
+    """A bad given mask is a one-line error naming the field and the row (exit 2), never NaN."""
+    text = QKV.format(Q="[[1], [2], [3]]", K="[[1], [0], [1]]", V="[[1], [2], [3]]", heads=1, mask=mask,
+                      scale='"d_k"')
+    with pytest.raises(CaseError) as info:
+        load_case(str(write(tmp_path, text)))
+    assert f"field {field}:" in str(info.value) and message in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_mask_error_exit_code(tmp_path):
+    """From the command line: exit 2 and one line."""
+    from typer.testing import CliRunner
+    from derive.cli import app
+    text = QKV.format(Q="[[1], [2]]", K="[[1], [0]]", V="[[1], [2]]", heads=1, mask="[[1, 0], [0, 0]]",
+                      scale='"d_k"')
+    result = CliRunner().invoke(app, ["run", str(write(tmp_path, text))])
+    assert result.exit_code == 2 and "conventions.mask row 2" in result.output
+
+
+@pytest.mark.parametrize("text, field, message", [
+    ('[input]\nQ = [[1, 2]]\nK = [[1]]\nV = [[1]]\n', "input.K row 1", "has 1 columns"),
+    ('[input]\nQ = [[1, 2]]\nK = [[1, 2], [3, 4]]\nV = [[1]]\n', "input.K", "has 2 rows"),
+    ('[input]\nQ = [[1, 2, 3]]\nK = [[1, 2, 3]]\nV = [[1]]\nheads = 3\n', "input.V", "not divisible by heads"),
+    ('[input]\nQ = [[1]]\nV = [[1]]\n', "input.K", "missing field"),
+    ('[input]\nQ = [[1]]\nK = [[1]]\nV = [[1]]\n[model]\nd_model = 1\n', "model", "has no vocabulary"),
+])
+def test_given_qkv_errors(tmp_path, text, field, message):
+    """Each mistake in given Q, K, V is a one-line error naming the file and the field."""
+    with pytest.raises(CaseError) as info:
+        load_case(str(write(tmp_path, text)))
+    assert f"field {field}" in str(info.value) and message in str(info.value), str(info.value)
