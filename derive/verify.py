@@ -187,12 +187,18 @@ def _forms(graph: Graph) -> list[sympy.Expr]:
 def identical_keys(case: Case) -> Case:
     """The variant of ``case`` with W_K = 0 and no b_K in every attention block (and every
     head given one by one): every key is the zero vector, so all keys are identical."""
+    if case.qkv is not None:  # Q, K, V given: K = 0
+        return replace(case, qkv={**case.qkv, "K": [[Fraction(0)] * len(row) for row in case.qkv["K"]]})
     blocks = []
-    for block in case.blocks:
+    for b, block in enumerate(case.blocks, 1):
         if "attention" not in block.sublayers:
             blocks.append(block)
             continue
         matrices, vectors, heads = dict(block.matrices), dict(block.vectors), block.heads
+        if heads is None and "W_K" not in matrices:
+            raise DeriveError("the uniform-keys check needs W_K: without projections the keys are the rows "
+                              "themselves", file=case.path, field=f"blocks[{b}].projections",
+                              expected="a block with W_K (projections = true)")
         if heads is None:
             matrices["W_K"] = [[Fraction(0)] * len(row) for row in matrices["W_K"]]
             vectors.pop("b_K", None)
@@ -212,20 +218,24 @@ def uniform_keys(case: Case) -> Result:
     Raises:
         DeriveError: a case without an attention sublayer.
     """
-    if not any("attention" in b.sublayers for b in case.blocks):
+    if case.qkv is None and not any("attention" in b.sublayers for b in case.blocks):
         raise DeriveError("the case has no attention sublayer", file=case.path, field="blocks",
                           expected="a block with attention")
     derivation = derive(identical_keys(case))
     graph = derivation.graph
-    T = len(case.X) if case.X is not None else len(case.ids)
+    T = len(case.tokens)
     mask = case.conventions.mask
+    if isinstance(mask, tuple):  # a given 0/1 matrix: query i sees the j with a 1
+        sees = lambda i, j: mask[i - 1][j - 1] == 1  # noqa: E731  (1-based)
+    else:
+        sees = lambda i, j: mask == "none" or j <= i  # noqa: E731
     weights = [i for i, n in enumerate(graph.nodes) if n.meta.symbol == "a"]
     outputs = [i for i, n in enumerate(graph.nodes) if n.meta.symbol == "o"]
     wrong = []
     for i in weights:
         meta = graph.nodes[i].meta
-        visible = T if mask == "none" else meta.position
-        expected = Fraction(1, visible) if mask == "none" or meta.index <= meta.position else Fraction(0)
+        visible = sum(sees(meta.position, j) for j in range(1, T + 1))
+        expected = Fraction(1, visible) if sees(meta.position, meta.index) else Fraction(0)
         v = derivation.value(Ref("before", i))
         if not (is_exact(v) and Fraction(int(v.p), int(v.q)) == expected):
             wrong.append(f"{meta.label} (block {meta.block}, head {meta.head}) = {derivation.exact_text(Ref('before', i))}"
@@ -246,12 +256,12 @@ def uniform_keys(case: Case) -> Result:
         v_syms = [sympy.Symbol(f"v{j}") for j in range(half)]
         o = node.op.sympy(a_syms + v_syms).subs(
             {s: sympy.Rational(int(v.p), int(v.q)) for s, v in zip(a_syms, a_values)})
-        visible = T if mask == "none" else meta.position
+        visible = sum(sees(meta.position, j) for j in range(1, T + 1))  # o's parents: the visible a and v
         if sympy.expand(o - sympy.Add(*v_syms[:visible]) / visible) != 0 or half < visible:
             wrong.append(f"{meta.label} (block {meta.block}) = {o}, not the mean of v_1..v_{visible}")
         means += 1
     lines = [f"Variant: W_K = 0 and b_K = 0 in every attention block, so every key k_j is the zero vector "
-             f"and every score s_{{i,j}} is 0 (mask: {mask}).",
+             f"and every score s_{{i,j}} is 0 (mask: {'the given matrix' if isinstance(mask, tuple) else mask}).",
              f"Exact: {len(weights)} weights a_{{i,j}} = 1/(number of visible j) (0 where masked); "
              f"{means} outputs o_i = mean of the visible v_j (the engine's o_i = sum_j a_{{i,j}} v_j with "
              "those weights, expanded by SymPy)."]

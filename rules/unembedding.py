@@ -154,13 +154,13 @@ def loss_step(graph: Graph, case: Case, rows: dict, targets: dict[int, int]) -> 
                           Meta.of(Name("ell", position=t + 1))) for t, target in targets.items()}
     n = len(terms)
     L = graph.add(Lin([Fraction(1, n)] * n), tuple(terms.values()), Meta.of(Name("L")))
-    table = Table(["t", "token t", "target", "p_t(target)", f"l_t = -{log} p_t(target)"],
+    table = Table(["t", "token t", "target", "p_t(target)", "l_t"],
                   [[t + 1, f"`{case.tokens[t]}`", f"`{case.pieces[target]}`", Ref("before", rows[t]["p"][target]),
                     Ref("before", terms[t])] for t, target in targets.items()], title="The loss of each row")
     given = " and the last row the target" if case.target is not None else ""
     words = (f"The language-model loss: row t predicts the token at t + 1{given}; l_t = -{log} p_t(target), "
              f"and L is their mean over the {n} {'row' if n == 1 else 'rows'}, in {unit} "
-             "(Hugging Face's loss for labels = input_ids).")
+             "(Hugging Face's loss when the labels are the input ids).")
     return L, Step("loss", "The loss", words, [table], [Equation(f"L = (1/{n}) sum_t l_t", Ref("before", L))])
 
 
@@ -172,11 +172,11 @@ def logits_step(case: Case, rows: dict, words: str) -> Step:
                     [[f"`{case.pieces[c]}`", Ref("before", out["z"][c]), Ref("before", out["exp_z"][c]),
                       Ref("before", out["p"][c])] for c in range(len(case.pieces))],
                     title="Logits and softmax" + (f", row {max(rows) + 1}" if len(rows) > 1 else ""), sort_by=1)]
-    if len(rows) > 1:
-        for key, title in (("z", "Logits z_t of every row"), ("p", "Probabilities p_t of every row")):
-            tables.append(Table(["t \\ token"] + [f"`{piece}`" for piece in case.pieces],
-                                [[f"{t + 1} `{case.tokens[t]}`"] + [Ref("before", i) for i in row[key]]
-                                 for t, row in rows.items()], title=title))
+    if len(rows) > 1:  # one column per row t (T is usually smaller than V)
+        for key, title in (("z", "Logits z_t of every row t"), ("p", "Probabilities p_t of every row t")):
+            tables.append(Table(["token"] + [f"{key}_{t + 1}" for t in rows],
+                                [[f"`{piece}`"] + [Ref("before", row[key][c]) for row in rows.values()]
+                                 for c, piece in enumerate(case.pieces)], title=title))
     return Step("logits", "The next token", words, tables)
 
 

@@ -327,3 +327,69 @@ def test_crane_hand_set_head_sends_the_first_it_to_load():
                if r["symbol"] == "a" and r["head"] == 3 and not r["after_step"]}
     for i in (first, second):
         assert derived[i + 1, load + 1] == f"{rows[i][load]:.3f}"
+
+
+# --------------------------------------------------------------------------- starting late
+
+def _softmax(z: list[float], T: float = 1.0) -> list[float]:
+    e = [math.exp(v / T) for v in z]
+    return [x / sum(e) for x in e]
+
+
+def test_softmax_reproduces_wikipedia():
+    """The softmax case prints the Wikipedia article's (0.024, 0.064, 0.175, 0.475, 0.024,
+    0.064, 0.175), its logits as given, and L = -ln p(d), dL/dz = p - y computed here."""
+    case = toml("softmax")
+    z = [float(exact(v)) for v in case["input"]["logits"]]
+    assert z == [1, 2, 3, 4, 1, 2, 3]
+    recs = records("softmax")
+    p = [r for r in recs if r["symbol"] == "p" and not r["after_step"]]
+    assert [r["decimal"] for r in p] == ["0.024", "0.064", "0.175", "0.475", "0.024", "0.064", "0.175"]
+    want = _softmax(z)
+    assert [float(r["value"]) for r in p] == pytest.approx(want, abs=1e-12)
+    L = next(r for r in recs if r["symbol"] == "L" and not r["after_step"])
+    assert float(L["value"]) == pytest.approx(-math.log(want[3]), abs=1e-12)
+    grads = [float(r["value"]) for r in recs if r["symbol"] == "grad"]
+    assert grads == pytest.approx([w - (c == 3) for c, w in enumerate(want)], abs=1e-12)
+
+
+def test_softmax_temperature_comment_is_right():
+    """The numbers the temperature case's comment gives at T = 1, 1/2 and 2, computed here,
+    and derive's own at T = 1/2 (the case's temperature)."""
+    text = (CASES / "softmax-temperature.toml").read_text(encoding="utf-8")
+    z = [2, 1, 0.1]
+    for T, label in ((1, "T = 1:   "), (0.5, "T = 1/2: "), (2, "T = 2:   ")):
+        p = _softmax(z, T)
+        line = next(line for line in text.splitlines() if line.startswith(f"#   {label}"))
+        assert "p = (" + ", ".join(f"{x:.3f}" for x in p) + ")" in line
+        assert f"{-math.log(p[1]):.3f}" in line
+    assert float(exact(toml("softmax-temperature")["conventions"]["temperature"])) == 0.5
+    recs = records("softmax-temperature")
+    p = [float(r["value"]) for r in recs if r["symbol"] == "p" and not r["after_step"]]
+    assert p == pytest.approx(_softmax(z, 0.5), abs=1e-12)
+    grads = [float(r["value"]) for r in recs if r["symbol"] == "grad"]
+    assert grads == pytest.approx([(w - (c == 1)) / 0.5 for c, w in enumerate(p)], abs=1e-12)
+
+
+def test_attention_qkv_by_hand():
+    """The given-Q/K/V case: each head's weights and outputs computed here from the TOML
+    (the heads cut columns 1-2 and 3-4, s = q.k / sqrt(2), the sliding-window mask)."""
+    case = toml("attention-qkv")
+    Q, K, V = (matrix(case["input"][n]) for n in "QKV")
+    mask = case["conventions"]["mask"]
+    T = len(Q)
+    assert mask == [[int(j in (i - 1, i)) for j in range(T)] for i in range(T)]  # the window the comment says
+    recs = records("attention-qkv")
+    a = {(r["head"], r["position"], r["index"]): float(r["value"]) for r in recs if r["symbol"] == "a"}
+    o = {(r["head"], r["position"], r["index"]): float(r["value"]) for r in recs if r["symbol"] == "o"}
+    for h in (1, 2):
+        cols = range(2 * (h - 1), 2 * h)
+        for i in range(T):
+            s = [sum(float(Q[i][c] * K[j][c]) for c in cols) / math.sqrt(2) if mask[i][j] else None for j in range(T)]
+            e = [math.exp(x) if x is not None else 0.0 for x in s]
+            w = [x / sum(e) for x in e]
+            for j in range(T):
+                assert a[(h, i + 1, j + 1)] == pytest.approx(w[j], abs=1e-12)
+            for c, col in enumerate(cols):
+                assert o[(h, i + 1, c + 1)] == pytest.approx(sum(w[j] * float(V[j][col]) for j in range(T)), abs=1e-12)
+    assert a[(1, 1, 1)] == a[(2, 1, 1)] == 1.0

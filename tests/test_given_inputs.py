@@ -211,3 +211,14 @@ def test_given_qkv_errors(tmp_path, text, field, message):
     with pytest.raises(CaseError) as info:
         load_case(str(write(tmp_path, text)))
     assert f"field {field}" in str(info.value) and message in str(info.value), str(info.value)
+
+
+def test_uniform_keys_with_a_given_mask():
+    """verify's uniform-keys check on the bundled given-Q/K/V case: with K = 0 every row's
+    weight is 1/(its number of 1s in the mask), 0 where the mask has 0 (the window of 2:
+    1 for row 1, 1/2 for the others)."""
+    from derive.case import load_case as load
+    from derive.verify import uniform_keys
+    result = uniform_keys(load("attention-qkv"))
+    assert result.passed, result.lines
+    assert "32 weights" in " ".join(result.lines)
