@@ -582,6 +582,12 @@ class _Reader:
         self.known(self.data, "", TOP_LEVEL)
         return case
 
+    def names(self) -> None:
+        """The top-level ``name``, ``title`` and ``source``, when given, are strings."""
+        for key in ("name", "title", "source"):
+            if key in self.data and not isinstance(self.data[key], str):
+                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+
     def given_logits(self) -> Case:
         """A case that starts from logits: ``[input] logits`` (one per piece of
         ``[vocab] pieces``, or pieces named 1, 2, ... when there is no vocabulary), an
@@ -601,13 +607,12 @@ class _Reader:
             self.known(prompt, "prompt.", ["target"], " (a case that starts from logits has no prompt text)")
             if "target" in prompt:
                 target = self.token(prompt["target"], pieces, "prompt.target")
-        for key in ("name", "title", "source"):
-            if key in self.data and not isinstance(self.data[key], str):
-                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        self.names()
         return self.checked(Case(name=self.data.get("name", Path(self.path).stem),
-                    title=self.data.get("title", "the softmax of given logits"), path=self.path, pieces=pieces,
-                    ids=[], target=target, d_model=len(pieces), heads=1, E=[], P=[], blocks=[], W_U=None,
-                    conventions=self.conventions(), labels=["z"], logits=logits))
+                                 title=self.data.get("title", "the softmax of given logits"), path=self.path,
+                                 pieces=pieces, ids=[], target=target, d_model=len(pieces), heads=1, E=[], P=[],
+                                 blocks=[], W_U=None, conventions=self.conventions(), labels=["z"],
+                                 logits=logits))
 
     def given_qkv(self) -> Case:
         """An attention exercise that starts from ``[input] Q, K, V`` (T rows each; Q and K
@@ -631,9 +636,7 @@ class _Reader:
         labels = table.get("labels", [str(t + 1) for t in range(T)])
         if not isinstance(labels, list) or len(labels) != T or not all(isinstance(x, str) for x in labels):
             raise self.fail("input.labels", _describe(labels), f"{T} strings, one per row of Q")
-        for key in ("name", "title", "source"):
-            if key in self.data and not isinstance(self.data[key], str):
-                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        self.names()
         block = Block({}, sublayers=("attention",), layernorm=False, residual=False, options={"projections": False})
         conventions = self.conventions()
         return self.checked(Case(name=self.data.get("name", Path(self.path).stem),
@@ -649,9 +652,7 @@ class _Reader:
             return self.given_qkv()
         pieces = self.pieces() if not given or "vocab" in self.data else []
         ids, target, text = self.prompt(pieces) if not given else ([], None, "")
-        for key in ("name", "title", "source"):
-            if key in self.data and not isinstance(self.data[key], str):
-                raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+        self.names()
         model = self.table("model")
         self.known(model, "model.", MODEL_FIELDS)
         d = self.get(model, "d_model", "model.")
