@@ -637,7 +637,7 @@ class _Reader:
         if not isinstance(labels, list) or len(labels) != T or not all(isinstance(x, str) for x in labels):
             raise self.fail("input.labels", _describe(labels), f"{T} strings, one per row of Q")
         self.names()
-        block = Block({}, sublayers=("attention",), layernorm=False, residual=False, options={"projections": False})
+        block = Block({}, sublayers=("attention",), layernorm=False, residual=(), options={"projections": False})
         conventions = self.conventions()
         return self.checked(Case(name=self.data.get("name", Path(self.path).stem),
                                  title=self.data.get("title", "attention from given Q, K, V"), path=self.path,
