@@ -24,12 +24,27 @@ from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
 
 app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  rich_markup_mode="markdown")
 
 STEP_KEYS = tuple(registry.step_keys())  # every step key a registered operation's page has
 
 Carry = Enum("Carry", {m: m for m in CARRY_MODES}, type=str)
 Rounding = Enum("Rounding", {m.replace("-", "_"): m for m in MODES}, type=str)
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        print(f"derive {version('derive')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", metavar="", callback=_version, is_eager=True,
+                                                help="Print derive's version and exit.")] = False) -> None:
+    """Exact, correctly rounded worked examples of small hand-set transformers."""
 
 
 class OutputFormat(str, Enum):
@@ -82,7 +97,7 @@ def select_steps(derivation, step: Optional[str]) -> list:
 CaseArg = Annotated[str, typer.Argument(help="A bundled case name (see `derive cases`) or a path to a case TOML file.")]
 StepOpt = Annotated[Optional[str], typer.Option("--step", callback=check_step,
                                                 help="Show one step only: " + ", ".join(STEP_KEYS) + ".")]
-ExactOpt = Annotated[bool, typer.Option("--exact", help="Also show every quantity's exact form (fraction, "
+ExactOpt = Annotated[bool, typer.Option("--exact", metavar="", help="Also show every quantity's exact form (fraction, "
                                         "closed form, or its definition).")]
 PlacesOpt = Annotated[Optional[int], typer.Option("--places", min=0, max=50,
                                                   help="Digits after the decimal point (default 3; at most 50).")]
@@ -90,9 +105,9 @@ SigOpt = Annotated[Optional[int], typer.Option("--sig", min=1, max=50,
                                                help="Significant figures instead of --places (at most 50).")]
 RoundingOpt = Annotated[Rounding, typer.Option("--rounding", help="Rounding mode: half-away (the school rule), "
                                                "half-even, down (toward zero), floor or ceiling.")]
-SignedZeroOpt = Annotated[bool, typer.Option("--signed-zero", help="Print a negative value that rounds to zero as "
-                                             "-0.000 (default: 0.000, as the seeds print it).")]
-CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value from unrounded parents (the seed's "
+SignedZeroOpt = Annotated[bool, typer.Option("--signed-zero", metavar="", help="Print a negative value that rounds to zero as "
+                                             "-0.000 (default: 0.000).")]
+CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value from unrounded parents (the usual "
                                          "way); printed: each step recomputed from the previous step's printed "
                                          "values, as a student works on paper, with the drift from the exact "
                                          "values noted.")]
@@ -123,7 +138,7 @@ def run(
     width: WidthOpt = None,
 ) -> None:
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
-    exact and correctly rounded, printed step by step as in the seed's worked example."""
+    exact and correctly rounded, printed step by step as a worked example in a book."""
     json_out = output_format == OutputFormat.json
     fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
     try:
@@ -197,7 +212,7 @@ def latex(
     case: CaseArg,
     output: OutputOpt = None,
     step: StepOpt = None,
-    standalone: bool = typer.Option(False, "--standalone", help="A whole document that compiles alone with "
+    standalone: bool = typer.Option(False, "--standalone", metavar="", help="A whole document that compiles alone with "
                                     "pdflatex (default: a fragment to \\input, whose first lines name the "
                                     "packages it needs)."),
     exact: ExactOpt = False,
@@ -223,7 +238,7 @@ def markdown(
     step: StepOpt = None,
     math: MathDelimiters = typer.Option("dollars", "--math", help="Math delimiters: dollars ($...$ and $$...$$) "
                                         "or brackets (\\(...\\) and \\[...\\])."),
-    fragment: bool = typer.Option(False, "--fragment", help="Leave out the title and the opening sentence."),
+    fragment: bool = typer.Option(False, "--fragment", metavar="", help="Leave out the title and the opening sentence."),
     exact: ExactOpt = False,
     templates: TemplatesOpt = None,
     places: PlacesOpt = None,
@@ -300,7 +315,9 @@ def check_command(
 ) -> None:
     """Check a hand computation line by line: correct; correct given the rounded inputs
     (explained); inherited from an earlier wrong line; right under another convention
-    (named); wrong (with the exact value). Exits 1 when any line is wrong or unreadable."""
+    (named); wrong (with the exact value); unreadable; not checked (a name derive does not know).
+    Exits 1 when any line is inherited, convention, wrong or unreadable (not checked lines do
+    not fail it), 2 on bad input."""
     from .check import FAILING, Checker
 
     try:
@@ -348,12 +365,12 @@ def cases() -> None:
 @app.command("verify")
 def verify_command(
     case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
-    check: str = typer.Argument(..., help="rotation (PE[pos+k] = R_k PE[pos], the seed 004), uniform-keys "
+    check: str = typer.Argument(..., help="rotation (PE[pos+k] = R_k PE[pos] for sinusoids), uniform-keys "
                                 "(identical keys: uniform weights, the plain average of the values), "
                                 "temperature (T keeps the most probable token), shift (a constant added to "
                                 "every logit changes nothing), or all."),
 ) -> None:
-    """Check one of the seeds' facts on CASE, exactly: prints what was checked and PASS or
+    """Check a textbook fact about attention on CASE, exactly: prints what was checked and PASS or
     FAIL; exits 1 on a FAIL, 2 on bad input (or a check that does not apply)."""
     from .verify import verify
 
@@ -404,7 +421,7 @@ def params_command(
     case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
 ) -> None:
     """Where the weights are: the case's parameter count piece by piece (E, P, W_Q/W_K/W_V,
-    W_O, W_1/W_2, W_U, total), beside GPT-2 small's, as in the seed 000's table; biases and
+    W_O, W_1/W_2, W_U, total), beside GPT-2 small's; biases and
     LayerNorm gains and biases on a line of their own."""
     from rich.table import Table as RichTable
 

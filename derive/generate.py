@@ -126,11 +126,11 @@ def check_room(case: Case, n: int) -> None:
                 if case.context_length and case.context_length > len(case.P) else "")
         raise DeriveError(f"has {len(case.P)} rows; {n} new tokens after {len(case.ids)} read {read} "
                           f"positions{more}", file=case.path, field="model.P",
-                          expected=f"at most {len(case.P) - len(case.ids) + 1} new token(s), or more rows of P")
+                          expected=f"at most {_tokens(len(case.P) - len(case.ids) + 1)}, or more rows of P")
     if case.context_length is not None and read > case.context_length:
         raise DeriveError(f"{n} new tokens after {len(case.ids)} read {read} positions",
                           file=case.path, field="model.context_length",
-                          expected=f"at most {case.context_length - len(case.ids) + 1} new token(s)")
+                          expected=f"at most {_tokens(case.context_length - len(case.ids) + 1)}")
 
 
 def generate(case: Case, n: int) -> list[Generated]:
@@ -173,3 +173,7 @@ def quoted(pieces: list[str], ids: list[int]) -> str:
 
 __all__ = ["Choice", "Generated", "certified_argmax", "check_room", "exactly_equal", "generate",
            "generated_text", "quoted"]
+
+
+def _tokens(n: int) -> str:
+    return f"{n} new token{'' if n == 1 else 's'}"

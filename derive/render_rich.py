@@ -195,4 +195,4 @@ def render_verdicts(verdicts, file: str) -> Group:
     for v in verdicts:
         counts[v.status] = counts.get(v.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-    return Group(table, Text(f"{len(verdicts)} entries: {summary}"))
+    return Group(table, Text(f"{len(verdicts)} {'entry' if len(verdicts) == 1 else 'entries'}: {summary}"))

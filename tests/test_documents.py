@@ -237,3 +237,21 @@ def test_document_commands_share_runs_options(command):
         run, other = params["run"][name], params[command][name]
         assert (run.opts, run.help if hasattr(run, "help") else None, run.default) == \
                (other.opts, other.help if hasattr(other, "help") else None, other.default), name
+
+
+def test_cli_polish():
+    """--version; flags shown as flags (no <bool>); help text reflowed, with check's exit
+    rule as the README states it; a bundled case named by its name in errors; plurals."""
+    from importlib.metadata import version
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["--version"]).output.strip() == f"derive {version('derive')}"
+    run_help = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "100"}).output
+    assert "--exact " in run_help and "--exact <bool>" not in run_help.replace("  ", " ")
+    assert not [line for line in run_help.splitlines() if "--exact" in line and "<bool>" in line]
+    check_help = " ".join(runner.invoke(app, ["check", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert "Exits 1 when any line is inherited, convention, wrong or unreadable" in check_help
+    result = runner.invoke(app, ["generate", "cat-climbed", "-n", "2"])
+    assert result.exit_code == 2
+    assert "cat-climbed (bundled case)" in result.output and "site-packages" not in result.output
+    assert "at most 1 new token," in " ".join(result.output.split())
