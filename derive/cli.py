@@ -174,11 +174,12 @@ def run(
 
 
 def page_console(width: Optional[int], renderable, **options) -> Console:
-    """The console tables are printed on: ``width`` when given, the terminal's, or for a
-    file or a pipe the widest table's own width (at least 120), so nothing is split that
-    need not be; a table wider than the page is split into column groups, never cut
-    (see :class:`derive.render_rich.WholeTable`)."""
-    if width is None and (options.get("file") is not None or not sys.stdout.isatty()):
+    """The console tables are printed on: ``width`` when given, the terminal's (or
+    ``COLUMNS``), or for a file or a pipe the widest table's own width (at least 120), so
+    nothing is split that need not be; a table wider than the page is split into column
+    groups, never cut (see :class:`derive.render_rich.WholeTable`)."""
+    to_file = options.get("file") is not None
+    if width is None and (to_file or not sys.stdout.isatty() and not os.environ.get("COLUMNS")):
         width = max(120, natural_width(renderable))
     return Console(width=width, **options)
 
