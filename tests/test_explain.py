@@ -193,3 +193,73 @@ def test_explain_tells_the_and_the_apart():
 def test_explain_unknown_name():
     out = run_cli("explain", "cat-climbed", "z_nothing")
     assert out.returncode == 2 and "no quantity is called" in out.stderr and "Traceback" not in out.stderr
+
+
+# ------------------------------------------------- boundaries in every rounding mode (issue 10)
+DECIMAL_MODES = {"half-away": "ROUND_HALF_UP", "half-even": "ROUND_HALF_EVEN", "floor": "ROUND_FLOOR",
+                 "ceiling": "ROUND_CEILING", "down": "ROUND_DOWN"}
+
+
+def _quantize(value: Decimal, mode: str, places: int = 3) -> Decimal:
+    import decimal
+    return value.quantize(Decimal(1).scaleb(-places), rounding=getattr(decimal, DECIMAL_MODES[mode]))
+
+
+@pytest.mark.parametrize("mode", list(DECIMAL_MODES))
+def test_explain_names_the_boundary_each_rounding_mode_has(mode):
+    """Every cell of cat-climbed's forward pass whose reader's digit differs: the boundary
+    the sentence names separates the reader's printed value from the correct one under
+    ``mode`` as Python's decimal module rounds (just below it one, just above it the
+    other), and each printed input's error is a half unit (half modes) or under a unit."""
+    import re
+
+    from derive import derive, load_case
+    from derive.cells import Printer
+    from derive.explain import explain as explain_lines
+    from derive.rounding import Format
+    from derive.steps import Ref
+
+    derivation = derive(load_case("cat-climbed"))
+    printer = Printer(derivation, Format(places=3, mode=mode))
+    crossed = 0
+    for ref in derivation.quantities():
+        node = derivation.graph.nodes[ref.id]
+        if ref.phase != "before" or node.op is None or ref not in printer.text:
+            continue
+        why = next(x for x in explain_lines(derivation, printer, ref) if x.strip().startswith("why:"))
+        found = re.search(r"across the rounding boundar(?:y|ies) ([-\d., and]+): .*\((\S+) -> (\S+)\), the exact "
+                          r"value on the other \((\S+) -> (\S+)\)", why)
+        if not found:
+            continue
+        crossed += 1
+        listed = re.split(r", | and ", found.group(1))
+        boundaries = [Decimal(x) for x in listed if x != "..."]
+        reader, correct = (Decimal(found.group(i).replace(MINUS, "-")) for i in (3, 5))
+        units = abs(reader - correct) / Decimal("0.001")
+        assert len(boundaries) == units if "..." not in listed else units > 4, why  # one per unit crossed
+        tiny = Decimal("1e-12")
+        for boundary in boundaries:  # decimal rounds the two sides of each differently
+            below, above = _quantize(boundary - tiny, mode), _quantize(boundary + tiny, mode)
+            assert below != above and min(reader, correct) <= below < above <= max(reader, correct), why
+        assert ("off by up to 0.0005" if mode.startswith("half") else "off by less than 0.001") in why
+    assert crossed >= 3, mode  # the seed case has cells whose reader's digit differs in every mode
+
+
+@pytest.mark.parametrize("places,value", [(0, "0.5"), (1, "0.25"), (2, "0.125")])
+@pytest.mark.parametrize("mode", ["half-away", "half-even"])
+def test_explain_an_exact_tie_is_printed_exactly(tmp_path, places, value, mode):
+    """A uniform attention row of 2, 4 and 8 tokens (every score 0): a = 1/2, 1/4, 1/8,
+    exactly on a rounding boundary at 0, 1 and 2 places: the exact value is written
+    whole, said to lie on the boundary itself, and rounded by the mode's tie rule."""
+    T = {"0.5": 2, "0.25": 4, "0.125": 8}[value]
+    rows = ", ".join(f"[{t}, 1]" for t in range(T))
+    case = tmp_path / "uniform.toml"
+    case.write_text(f"[input]\nX = [{rows}]\n[model]\nd_model = 2\nheads = 1\n[[blocks]]\n"
+                    "sublayers = [\"attention\"]\nlayernorm = false\nresidual = false\n"
+                    "W_Q = [[0, 0], [0, 0]]\nW_K = \"I\"\nW_V = \"I\"\nW_O = \"I\"\n")
+    out = run_cli("explain", str(case), f"a_{{{T},1}}", "--places", str(places), "--rounding", mode)
+    assert out.returncode == 0, out.stderr
+    why = " ".join(line(out.stdout.splitlines(), "why:").split())
+    expected = _quantize(Decimal(value), mode, places)
+    assert f"the exact value is {value} as well, on the boundary itself, and {mode} rounds it to {expected}." in why
+    assert "above the boundary" not in why and "below the boundary" not in why
