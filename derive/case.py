@@ -201,10 +201,8 @@ def load_case(name_or_path: str) -> Case:
     except (ValueError, ArithmeticError) as exc:  # TOMLDecodeError, an integer of > 4300 digits, ...
         raise CaseError(f"malformed TOML: {exc}", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
-    if "weights" in data:
-        return _Reader(str(path), data, weights.merge(data, str(path), *WEIGHT_FIELDS)).case()
-    bundled = not Path(name_or_path).is_file()  # errors name a bundled case by its name, not its install path
-    return _Reader(f"{name_or_path} (bundled case)" if bundled else str(path), data).case()
+    tensors = weights.merge(data, str(path), *WEIGHT_FIELDS) if "weights" in data else {}
+    return _Reader(str(path), data, tensors).case()
 
 
 def _describe(value) -> str:

@@ -55,10 +55,14 @@ class OutputFormat(str, Enum):
 def fail(error: Exception) -> None:
     """Print a user error on one line and exit with code 2 (never a traceback).
 
-    The message is printed as it is: brackets in it (``[[blocks]]``, ``blocks[1].W_Q``,
+    The message is printed as it is (a bundled case's file named by the case's name):
+    brackets in it (``[[blocks]]``, ``blocks[1].W_Q``,
     ``['swish']``) are not Rich markup, and a line break in it becomes a space.
     """
-    message = escape(" ".join(str(error).splitlines()))
+    message = " ".join(str(error).splitlines())
+    for name, path in bundled_cases().items():  # a bundled case by its name, not its install path
+        message = message.replace(str(path), f"{name} (bundled case)")
+    message = escape(message)
     Console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
