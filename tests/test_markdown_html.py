@@ -63,7 +63,7 @@ def chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProces
 def test_markdown_numbers_are_the_json_decimals(case, math, options):
     text = cli("markdown", case, "--math", math, *options)
     compared = check_numbers(case, markdown_tables(text), aligned_blocks(text), json_decimals(case, *options))
-    assert compared > 100
+    assert compared > (100 if case in ("cat-climbed", "woodchuck", "crane") else 20)  # exercises are short
 
 
 def test_markdown_sections_and_tables():
