@@ -161,7 +161,7 @@ def _prose_kind(word: str) -> str:
         return "func"
     if re.fullmatch(r"-?\d+(?:\.\d+)?(?:e-?\d+)?(?:/\d+)?", word):
         return "number"
-    if re.fullmatch(r"[a-z]", word):
+    if re.fullmatch(r"[a-z]", word) or word == "attn":  # attn: a name, math beside an operator (x + attn)
         return "letter"
     if re.fullmatch(r"[A-Z]", word) or word in GREEK or word == "eps" or MATH_SIGNAL.search(word):
         return "math"

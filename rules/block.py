@@ -97,7 +97,7 @@ def sequential(graph: Graph, case: Case, b: int, block: Block, x: Ids, x_name: s
         else:  # the sublayer's output replaces the stream
             stream, name = out, out_name
         if block.layernorm and post:
-            where = f"{WHERE[sublayer_name][1]} (of {sums[-1][0] if sublayer_name in block.residual else name})"
+            where = f"{WHERE[sublayer_name][1]}, of {sums[-1][0] if sublayer_name in block.residual else name}"
             stream, name = _norm(graph, case, b, block, spec, stream, name, where, steps)
     if sums and not post:
         steps.append(residual_step(case, b, sums))

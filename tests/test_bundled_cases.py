@@ -393,3 +393,75 @@ def test_attention_qkv_by_hand():
             for c, col in enumerate(cols):
                 assert o[(h, i + 1, c + 1)] == pytest.approx(sum(w[j] * float(V[j][col]) for j in range(T)), abs=1e-12)
     assert a[(1, 1, 1)] == a[(2, 1, 1)] == 1.0
+
+
+# --------------------------------------------------------------------------- encoder-post-norm
+
+def test_encoder_post_norm_is_a_vaswani_encoder_block():
+    """The bundled post-norm encoder says what its comment teaches: one post-norm block,
+    no mask, the paper's sinusoids from pos 0, ReLU with FFN biases, d_ff = 2 d_model,
+    no final LayerNorm (the block ends in one), a masked last word with target mat."""
+    case = toml("encoder-post-norm")
+    conv, (block,) = case["conventions"], case["blocks"]
+    assert block["layout"] == "post_norm"
+    assert conv["mask"] == "none" and conv["positions"] == "sinusoidal" and conv["first_position"] == 0
+    assert conv["activation"] == "relu" and conv["final_layernorm"] is False
+    assert {"b_1", "b_2"} <= set(block) and len(block["W_1"][0]) == 2 * case["model"]["d_model"]
+    pieces = case["vocab"]["pieces"]
+    assert [pieces[i] for i in case["prompt"]["ids"]] == ["the", "cat", "sat", "on", "the", "[MASK]"]
+    assert case["prompt"]["target"] == "mat"
+
+
+def test_encoder_post_norm_first_row_by_hand():
+    """The first row through the block in plain floats, from the TOML alone: x_1 = E[the] +
+    PE[0]; with no mask its attention reads every row, h_1 = x_1 + attn_1, u_1 =
+    LayerNorm(h_1), y_1 = u_1 + m_1, u'_1 = LayerNorm(y_1); derive's 3-place u_1 and u'_1
+    are the rounded floats."""
+    case = toml("encoder-post-norm")
+    E, ids = matrix(case["model"]["E"]), case["prompt"]["ids"]
+    block = case["blocks"][0]
+    d, heads = case["model"]["d_model"], case["model"]["heads"]
+    d_k = d // heads
+    W = {k: [[float(v) for v in row] for row in matrix(block[k])] for k in ("W_Q", "W_K", "W_O", "W_1", "W_2")}
+    b_1, b_2 = ([float(exact(v)) for v in block[k]] for k in ("b_1", "b_2"))
+    xs = [[float(e) + p for e, p in zip(E[i], sinusoid(pos, d))] for pos, i in enumerate(ids)]
+    mul = lambda row, M: [sum(r * M[k][c] for k, r in enumerate(row)) for c in range(len(M[0]))]  # noqa: E731
+
+    def norm(row):
+        mu = sum(row) / len(row)
+        sigma = math.sqrt(sum((v - mu) ** 2 for v in row) / len(row) + 1e-5)
+        return [(v - mu) / sigma for v in row]
+
+    q, k = mul(xs[0], W["W_Q"]), [mul(x, W["W_K"]) for x in xs]  # W_V = I: the values are the rows
+    joined = []
+    for h in range(heads):
+        cols = range(h * d_k, (h + 1) * d_k)
+        s = [sum(q[c] * kj[c] for c in cols) / math.sqrt(d_k) for kj in k]
+        e = [math.exp(v) for v in s]
+        a = [v / sum(e) for v in e]
+        joined += [sum(a[j] * xs[j][c] for j in range(len(xs))) for c in cols]
+    u = norm([x + o for x, o in zip(xs[0], mul(joined, W["W_O"]))])
+    hidden = [max(0.0, v + b) for v, b in zip(mul(u, W["W_1"]), b_1)]
+    u2 = norm([a + m + b for a, m, b in zip(u, mul(hidden, W["W_2"]), b_2)])
+    derived = {(r["symbol"], r["index"]): r["decimal"] for r in records("encoder-post-norm")
+               if r["symbol"] in ("u", "u2") and r["position"] == 1 and not r["after_step"]}
+    for symbol, row in (("u", u), ("u2", u2)):
+        for c, v in enumerate(row, 1):
+            assert derived[symbol, c].replace("\u2212", "-") == f"{v:.3f}", (symbol, c, v)
+
+
+def test_encoder_post_norm_agrees_with_transformer_encoder_layer():
+    """Every record of the bundled case, gradients included, agrees with
+    torch.nn.TransformerEncoderLayer(norm_first=False) within 1e-9
+    (tests/test_post_norm_crosscheck.py)."""
+    pytest.importorskip("torch")
+    from derive.case import load_case
+    from derive.derivation import derive
+    from gpt2_export import compare, reference_elements
+    from test_post_norm_crosscheck import EncoderModel
+
+    case = load_case("encoder-post-norm")
+    model = EncoderModel(case)
+    result = compare(derive(case), reference_elements(case, model.forward, model.views()), where=case.name,
+                     exported=False)
+    assert result["symbols"]["pe"] == 24 and result["symbols"]["a"] == 72

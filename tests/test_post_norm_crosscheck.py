@@ -6,15 +6,17 @@ PyTorch's ``TransformerEncoderLayer(norm_first=False)`` is that block:
 post-norm cases (seeded, dyadic weights, so float64 holds them exactly) are derived with
 derive and computed with torch's own layer (float64, dropout 0, batch_first, no mask,
 ReLU or GELU, which is torch's erf form), one layer per block, with E[ids] + P before,
-an optional final LayerNorm, the last row's logits, softmax and L = -ln p(target) after.
+an optional final LayerNorm, the last row's logits, softmax and L = -ln p(target) after
+(E[ids] + PE, the sinusoids of tests/gpt2_export.py, for the bundled encoder-post-norm).
 
 derive's weights go into the layer's own parameters: ``self_attn.in_proj_weight`` packs
 W_Q^T, W_K^T, W_V^T (torch stores a Linear's weight as out x in; derive's row vectors
 x @ W are in x out), ``in_proj_bias`` packs b_Q | b_K | b_V, ``self_attn.out_proj`` holds
 W_O^T and b_O, ``linear1`` W_1^T and b_1, ``linear2`` W_2^T and b_2, ``norm1`` and
 ``norm2`` ln1_gain/ln1_bias and ln2_gain/ln2_bias. A case either has every bias and norm
-gain and bias (the layer with ``bias=True``) or none (``bias=False``; the norms' gains
-are then 1 and are not derive weights, so they are not compared).
+gain and bias (the layer with ``bias=True``) or none (``bias=False``); what a case leaves
+out (the bundled encoder has FFN biases only) is 0 (a bias) or 1 (a gain) in the layer
+and is not compared, as derive has no such weight.
 
 Every derive record is matched one to one with a torch element (tests/gpt2_export.py's
 ``reference_elements`` and ``compare``) within 1e-9, gradients of every weight by
@@ -42,7 +44,7 @@ import torch.nn.functional as F
 from derive.case import Case, load_case
 from derive.derivation import derive
 
-from gpt2_export import DTYPE, ParamViews, compare, put, put_outputs, reference_elements
+from gpt2_export import DTYPE, ParamViews, compare, put, put_outputs, reference_elements, sinusoid_table
 from random_cases import _matrix, _vector
 from torch_reference import tensor
 
@@ -99,15 +101,20 @@ class EncoderModel(nn.Module):
         self.case = case
         conv, d = case.conventions, case.d_model
         self.E = nn.Parameter(tensor(case.E))
-        self.P = nn.Parameter(tensor(case.P))
+        self.P = nn.Parameter(tensor(case.P)) if conv.positions == "learned" else None
+        T = len(case.ids)
+        self.register_buffer("pe", sinusoid_table(T, d, float(conv.sinusoid_base), conv.first_position,
+                                                  conv.sinusoid_layout) if conv.positions == "sinusoidal" else None)
         self.W_U = None if case.W_U is None else nn.Parameter(tensor(case.W_U))
-        biased = "b_Q" in case.blocks[0].vectors
+        biased = any(name.startswith("b_") for block in case.blocks for name in block.vectors)
         self.layers = nn.ModuleList(nn.TransformerEncoderLayer(
             d, case.heads, dim_feedforward=block.d_mlp, dropout=0.0, activation=ACTIVATIONS[conv.activation],
             layer_norm_eps=float(conv.layernorm_eps), batch_first=True, norm_first=False, bias=biased,
             dtype=DTYPE) for block in case.blocks)
         self.lnf = {k: nn.Parameter(tensor(v)) for k, v in case.final_vectors.items()}
-        self._views: ParamViews = {("E", None, None): (self.E, lambda t: t), ("P", None, None): (self.P, lambda t: t)}
+        self._views: ParamViews = {("E", None, None): (self.E, lambda t: t)}
+        if self.P is not None:
+            self._views[("P", None, None)] = (self.P, lambda t: t)
         if self.W_U is not None:
             self._views[("W_U", None, None)] = (self.W_U, lambda t: t)
         for name, p in self.lnf.items():
@@ -129,9 +136,14 @@ class EncoderModel(nn.Module):
                                "b_2": (layer.linear2.bias, row), "ln1_gain": (layer.norm1.weight, row),
                                "ln1_bias": (layer.norm1.bias, row), "ln2_gain": (layer.norm2.weight, row),
                                "ln2_bias": (layer.norm2.bias, row)}
+                else:  # no biases, and norm gains that are 1 (not derive weights)
+                    packed |= {"ln1_gain": (layer.norm1.weight, row), "ln2_gain": (layer.norm2.weight, row)}
                 given = block.matrices | block.vectors
-                assert set(given) == set(packed), f"block {b}: {sorted(given)} vs {sorted(packed)}"
+                assert set(given) <= set(packed), f"block {b}: {sorted(given)} vs {sorted(packed)}"
                 for name, (t, view) in packed.items():
+                    if name not in given:  # what the case leaves out: a bias 0, a gain 1, not compared
+                        view(t).fill_(1.0 if name.endswith("gain") else 0.0)
+                        continue
                     view(t).copy_(tensor(given[name]) if name in block.matrices else tensor([given[name]]))
                     self._views[(name, b, None)] = (t, view)
 
@@ -142,8 +154,10 @@ class EncoderModel(nn.Module):
     def forward(self) -> tuple[dict, torch.Tensor | None]:
         """One pass: derive's elements by key, and L."""
         case, out, d, H, d_k = self.case, {}, self.case.d_model, self.case.heads, self.case.d_k
-        x = self.E[torch.tensor(case.ids)] + self.P[:len(case.ids)]
+        x = self.E[torch.tensor(case.ids)] + (self.P[:len(case.ids)] if self.P is not None else self.pe)
         put(out, "x", x)
+        if self.pe is not None:
+            put(out, "pe", self.pe)
         stream = x[None]
         for b, layer in enumerate(self.layers, 1):
             store: dict = {}
