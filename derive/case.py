@@ -31,7 +31,9 @@ SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
 TOP_LEVEL = ("name", "title", "source", "weights", "vocab", "prompt", "input", "conventions", "model", "blocks")
 MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
 OPERATIONS = registry.load()  # every operation of rules/, registered
-NORM_SLOTS = {"ln1": "attention", "ln2": "mlp"}  # a block's norm slots, before which sublayer
+NORM_SLOTS = {"ln1": ("attention",), "ln2": ("mlp", "layers")}  # a block's norm slots, before which sublayer
+DEFAULT_SUBLAYERS = ("attention", "mlp")  # a block's sublayers when it does not say (a stack of layers
+# takes the MLP's place: the two are never in one block)
 FINAL_SLOT = "lnf"
 
 
@@ -76,7 +78,9 @@ class Block:
     attention, ``ln2`` before the MLP; after them in a post-norm block); ``residual``
     lists the sublayers that add their output to the stream (the others replace it);
     ``options`` holds the settings the block and its sublayers declare (the block's
-    ``layout`` and ``shared_norm``, attention's ``projections``).
+    ``layout`` and ``shared_norm``, attention's ``projections``); ``layers``, for a block
+    with a stack of linear layers, each layer's ``activation`` (its weights are W_l, b_l
+    in ``matrices`` and ``vectors``).
     """
 
     matrices: dict[str, Matrix]
@@ -87,6 +91,7 @@ class Block:
     norms: dict[str, str] = field(default_factory=dict)
     residual: tuple[str, ...] = ("attention", "mlp")
     options: dict = field(default_factory=dict)
+    layers: list[dict] | None = None
 
     @property
     def d_mlp(self) -> int:
@@ -443,17 +448,18 @@ class _Reader:
         if not isinstance(table, dict):
             raise self.fail(f"blocks[{index}]", f"{_describe(table)} is not a table", "a [[blocks]] table")
         kinds = registry.names("sublayer")
-        sublayers = table.get("sublayers", list(kinds))
-        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds):
+        sublayers = table.get("sublayers", list(DEFAULT_SUBLAYERS))
+        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds) \
+                or {"mlp", "layers"} <= set(sublayers):
             raise self.fail(where + "sublayers", _describe(sublayers),
-                            "a list of " + " and/or ".join(f'"{k}"' for k in kinds))
+                            "a list of " + ", ".join(f'"{k}"' for k in kinds) + ' ("mlp" or "layers", not both)')
         layernorm = table.get("layernorm", True)
         if not isinstance(layernorm, bool):
             raise self.fail(where + "layernorm", _describe(layernorm), "true or false")
         matrices: dict[str, Matrix] = {}
         vectors: dict[str, Vector] = {}
         norms: dict[str, str] = {}
-        heads = None
+        heads = block_layers = None
         known = {"sublayers", "layernorm", "residual"}
         dims = {"d_model": d, "T": T}
         options = {}
@@ -482,6 +488,10 @@ class _Reader:
                 matrices["W_O"] = self.matrix(self.get(table, "W_O", where), where + "W_O", width, d)
                 params = [p for p in params if p.name == "b_O"]
                 known |= {"heads", "W_O"}
+            if name == "layers":  # given one by one: W_1, b_1, W_2, ...
+                block_layers = self.layers(table.get("layers"), where + "layers", d, matrices, vectors)
+                params = []
+                known.add("layers")
             for param in params:
                 known.add(param.name)
                 if param.optional and param.name not in table:
@@ -495,7 +505,7 @@ class _Reader:
                 dims.setdefault(param.shape[1], len(matrices[param.name][0]))
         shared = options["shared_norm"]
         for slot, before in NORM_SLOTS.items():
-            if before not in sublayers and not (shared and slot == "ln1"):
+            if not set(before) & set(sublayers) and not (shared and slot == "ln1"):
                 continue
             given = [k for k in [slot] + _slot_params(slot) if k in table]
             if not layernorm or (shared and slot == "ln2"):  # no such norm: its fields would be ignored
@@ -517,7 +527,7 @@ class _Reader:
                 if key in table:
                     vectors[key] = self.vector(table[key], where + key, dims.get(param.shape[0]))
         self.known(table, where, sorted(known), " (or one this block's sublayers do not use)")
-        return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms, residual, options)
+        return Block(matrices, vectors, heads, tuple(sublayers), layernorm, norms, residual, options, block_layers)
 
     def residual(self, value, where: str, sublayers: list[str], layout: str) -> tuple[str, ...]:
         """``residual``: true (every sublayer adds its output to the stream), false (none:
@@ -532,6 +542,31 @@ class _Reader:
                 ", or a list of the block's sublayers that add their output: " + ", ".join(
                     f'"{s}"' for s in sublayers)))
         return tuple(s for s in sublayers if s in value)
+
+    def layers(self, value, where: str, d: int, matrices: dict, vectors: dict) -> list[dict]:
+        """``[[blocks.layers]]``: each layer's ``W`` (the previous width x its own: d_model
+        rows for the first, d_model columns for the last), optional ``b`` and
+        ``activation`` (a registered activation or "none"), stored as W_l and b_l in
+        ``matrices`` and ``vectors``; returns each layer's ``{"activation": ...}``."""
+        if not isinstance(value, list) or not value or not all(isinstance(t, dict) for t in value):
+            raise self.fail(where, _describe(value) if value is not None else "missing",
+                            "one or more [[blocks.layers]] tables with W, b, activation")
+        choices = ["none"] + list(registry.names("activation"))
+        out, width = [], d
+        for l, table in enumerate(value, 1):
+            at = f"{where}[{l}]."
+            self.known(table, at, ["W", "b", "activation"])
+            last = l == len(value)
+            W = self.matrix(self.get(table, "W", at), at + "W", width, d if last else None)
+            matrices[f"W_{l}"], width = W, len(W[0])
+            if "b" in table:
+                vectors[f"b_{l}"] = self.vector(table["b"], at + "b", width)
+            activation = table.get("activation", "none")
+            if activation not in choices:
+                raise self.fail(at + "activation", f"unknown value {_describe(activation)}",
+                                "one of " + ", ".join(choices))
+            out.append({"activation": activation})
+        return out
 
     def norm_choice(self, table: dict, key: str, where: str, default: str) -> str:
         """The norm a slot uses: ``table[key]``, one of the registered norms, else ``default``."""

@@ -36,12 +36,14 @@ class BlockShape:
         mlp_width: the MLP's hidden width (W_1 d x width, W_2 width x d), None without MLP.
         biases: the lengths of the bias vectors the block has (b_Q, b_K, b_V, b_O, b_1, b_2).
         norms: the lengths of its LayerNorm gains and biases (ln1_gain, ..., ln2_bias).
+        layers: for a stack of linear layers, the shape (rows, columns) of each W_l.
     """
 
     heads: list[tuple[int, int]]
     mlp_width: int | None
     biases: dict[str, int] = field(default_factory=dict)
     norms: dict[str, int] = field(default_factory=dict)
+    layers: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,7 +87,7 @@ def case_shape(case: Case) -> ModelShape:
     blocks = []
     for block in case.blocks:
         heads: list[tuple[int, int]] = []
-        if "attention" in block.sublayers:
+        if "attention" in block.sublayers and block.options.get("projections", True):  # false: no W_Q ... W_O
             if block.heads is None:
                 heads = [(case.d_k, case.d_k)] * case.heads
             else:
@@ -96,7 +98,9 @@ def case_shape(case: Case) -> ModelShape:
                 if name in h:
                     biases[name] = biases.get(name, 0) + len(h[name])
         norms = {name: len(v) for name, v in block.vectors.items() if name.startswith("ln")}
-        blocks.append(BlockShape(heads, block.d_mlp if "mlp" in block.sublayers else None, biases, norms))
+        stack = [(len(block.matrices[f"W_{l}"]), len(block.matrices[f"W_{l}"][0]))
+                 for l in range(1, len(block.layers or []) + 1)]
+        blocks.append(BlockShape(heads, block.d_mlp if "mlp" in block.sublayers else None, biases, norms, stack))
     kind = case.conventions.positions
     if kind == "learned" and case.context_length is not None:
         rows, note = case.context_length, (f"P: model.context_length = {case.context_length} rows "
@@ -133,6 +137,8 @@ def counts(model: ModelShape) -> list[Count]:
     qkv = [d * (2 * sum(dq for dq, _ in b.heads) + sum(dv for _, dv in b.heads)) for b in model.blocks]
     out = [d * sum(dv for _, dv in b.heads) for b in model.blocks]
     w1 = [d * b.mlp_width for b in model.blocks if b.mlp_width]
+    shapes = [shape for b in model.blocks for shape in b.layers]  # stacks of linear layers: each W_l
+    stack = [r * c for r, c in shapes]
     rows = [
         Count("embedding table E", "V x d", V * d, f"{V} x {d} = {V * d}" if V else "0 (given X, no E)"),
         Count("position table P", "positions x d", model.positions * d,
@@ -142,7 +148,9 @@ def counts(model: ModelShape) -> list[Count]:
               _sum_text(qkv)),
         Count("W_O", "d x d" if split else "(sum of d_v) x d", sum(out), _sum_text(out)),
         Count("MLP: W_1, W_2", "d x width and width x d", 2 * sum(w1),
-              _sum_text([2 * n for n in w1], [f"{n} + {n}" for n in w1])),
+              _sum_text([2 * n for n in w1], [f"{n} + {n}" for n in w1])) if not stack else
+        Count("MLP or linear layers: W_1 ...", "d x width ...", 2 * sum(w1) + sum(stack),
+              _sum_text([2 * n for n in w1] + stack, [f"{n} + {n}" for n in w1] + [f"{r} x {c}" for r, c in shapes])),
         Count("output W_U", "d x V", 0 if model.tied else d * V, "tied to E" if model.tied else f"{d} x {V} = {d * V}",
               tied=model.tied),
     ]

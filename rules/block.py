@@ -9,6 +9,9 @@
                y = x + Attention(Norm_1(x)) + MLP(Norm_2(x)), or with one shared norm
                (GPT-J, ``shared_norm = true``) y = x + Attention(u) + MLP(u), u = Norm_1(x)
 
+A plain stack of linear layers (rules/layers.py, ``sublayers = ["layers"]``) may take
+the MLP's place, with its norm slot and its residual sum.
+
 ``residual`` says which sublayers add their output back to the stream (true: all, false:
 none, or a list such as ``["attention"]``); a sublayer without one replaces the stream
 with its output (attn or m). Each norm slot is filled by a registered norm (LayerNorm by
@@ -29,6 +32,7 @@ from derive.registry import Convention, Operation, register
 from derive.steps import Step
 
 from .attention import attention
+from .layers import layers
 from .linear import Ids, vector_leaves
 from .mlp import mlp
 from .norms import NormSlot
@@ -38,10 +42,13 @@ if TYPE_CHECKING:
     from derive.case import Block, Case
 
 # sublayer, its norm slot (key, output symbol, primes, step), the name of its sum, its output
+# (a stack of linear layers takes the MLP's place: its slot, its sum, its output's name)
 SUBLAYERS = (("attention", ("ln1", "u", 0, "layernorm"), "h", "attn", attention),
-             ("mlp", ("ln2", "u", 1, "layernorm2"), "y", "m", mlp))
+             ("mlp", ("ln2", "u", 1, "layernorm2"), "y", "m", mlp),
+             ("layers", ("ln2", "u", 1, "layernorm2"), "y", "m", layers))
 FINAL_SLOT = ("lnf", "f", 0, "final")
-WHERE = {"attention": ("before attention", "after attention"), "mlp": ("before the MLP", "after the MLP")}
+WHERE = {"attention": ("before attention", "after attention"), "mlp": ("before the MLP", "after the MLP"),
+         "layers": ("before the layers", "after the layers")}
 
 
 def normalise(graph: Graph, case: Case, rows: Ids, slot: NormSlot, op_name: str,
@@ -116,7 +123,7 @@ def parallel(graph: Graph, case: Case, b: int, block: Block, x: Ids, x_name: str
             continue
         reads, reads_name = x, x_name
         if block.layernorm:
-            reuse = shared and sublayer_name == "mlp" and "attention" in block.sublayers
+            reuse = shared and sublayer_name != "attention" and "attention" in block.sublayers
             if reuse:  # GPT-J: the MLP reads the norm attention read
                 reads, reads_name = shared_rows
             else:

@@ -601,6 +601,36 @@ class MLP(nn.Module):
         return m
 
 
+class Layers(nn.Module):
+    """A stack of linear layers: out_l = act_l(out_(l-1) W_l + b_l), the last one m."""
+
+    def __init__(self, case: Case, block):
+        """``block``: a :class:`derive.case.Block` with ``layers``."""
+        super().__init__()
+        n = len(block.layers)
+        self.acts = [None if layer["activation"] == "none" else MLP.ACTIVATIONS[layer["activation"]]
+                     for layer in block.layers]
+        self.W = nn.ParameterList([_parameter(block.matrices[f"W_{l}"]) for l in range(1, n + 1)])
+        self.b = [_parameter(block.vectors.get(f"b_{l}")) for l in range(1, n + 1)]
+        for l, b in enumerate(self.b, 1):
+            if b is not None:
+                self.register_parameter(f"b_{l}", b)
+
+    def forward(self, x: torch.Tensor, out: dict, b: int) -> torch.Tensor:
+        """m for the rows ``x``; records net^(l), g^(l) (head l) and m."""
+        n = len(self.acts)
+        for l, (W, bias, act) in enumerate(zip(self.W, self.b, self.acts), 1):
+            net = x @ W + (bias if bias is not None else 0)
+            x = net if act is None else act(net)
+            if l == n:
+                put(out, "m", x, block=b)
+            else:
+                put(out, "net" if act is None else "g", x, block=b, head=l)
+            if act is not None:
+                put(out, "net", net, block=b, head=l)
+        return x
+
+
 class Block(nn.Module):
     """A block with the sublayers the case gives, in its layout: pre-norm
     h = x + Attention(LN(x)), y = h + MLP(LN(h)); post-norm u = LN(x + Attention(x)),
@@ -617,7 +647,8 @@ class Block(nn.Module):
         self.layout = block.options.get("layout", "pre_norm")
         self.shared = block.options.get("shared_norm", False)
         self.attn = Attention(case, block) if "attention" in self.sublayers else None
-        self.mlp = MLP(case, block) if "mlp" in self.sublayers else None
+        self.mlp = MLP(case, block) if "mlp" in self.sublayers else \
+            Layers(case, block) if "layers" in self.sublayers else None
         self.ln1 = Norm(case, vectors.get("ln1_gain"), vectors.get("ln1_bias")) \
             if block.layernorm and (self.attn is not None or self.shared) else None
         self.ln2 = Norm(case, vectors.get("ln2_gain"), vectors.get("ln2_bias")) \
@@ -634,7 +665,8 @@ class Block(nn.Module):
             put(out, "sigma", sigma, block=b, norm=name)
             return result
 
-        parts = ((self.attn, self.ln1, "ln1", "u", "h", "attention"), (self.mlp, self.ln2, "ln2", "u2", "y", "mlp"))
+        second = "layers" if "layers" in self.sublayers else "mlp"  # a stack of layers in the MLP's place
+        parts = ((self.attn, self.ln1, "ln1", "u", "h", "attention"), (self.mlp, self.ln2, "ln2", "u2", "y", second))
         if self.layout == "parallel":
             total = x if self.residual else 0
             shared = normed(self.ln1, x, "ln1", "u") if self.shared and self.ln1 is not None else None
@@ -716,7 +748,11 @@ class PartsModel(nn.Module):
                         add(name, getattr(block.attn, name), b)
                 add("W_O", block.attn.W_O, b)
                 add("b_O", block.attn.b_O, b)
-            if block.mlp is not None:
+            if isinstance(block.mlp, Layers):
+                for l, (W, bias) in enumerate(zip(block.mlp.W, block.mlp.b), 1):
+                    add(f"W_{l}", W, b)
+                    add(f"b_{l}", bias, b)
+            elif block.mlp is not None:
                 for name in ("W_1", "W_2", "W_3", "b_1", "b_2", "b_3"):
                     add(name, getattr(block.mlp, name), b)
         return views

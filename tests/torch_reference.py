@@ -126,7 +126,8 @@ def check_supported(case: Case) -> None:
     """Raise NotImplementedError when ``case`` uses something this reference does not model:
     a mask other than causal / none, a convention of DEFAULT_ONLY off its default, positions
     other than a learned table P, a given X, temperature 0 (greedy decoding), heads given one by one,
-    a block without both sublayers or without its LayerNorms."""
+    a block without both sublayers or without its LayerNorms, another layout than pre-norm, or a
+    sublayer without its residual sum."""
     conv = case.conventions
     if conv.mask not in ("causal", "none"):
         raise NotImplementedError(f"mask = {conv.mask!r}")
@@ -139,8 +140,11 @@ def check_supported(case: Case) -> None:
         raise NotImplementedError("temperature 0 (greedy decoding)")
     for block in case.blocks:
         if (getattr(block, "heads", None) is not None or getattr(block, "layernorm", True) is not True
-                or tuple(getattr(block, "sublayers", ("attention", "mlp"))) != ("attention", "mlp")):
-            raise NotImplementedError("a block with per-head weights, one sublayer or no LayerNorm")
+                or tuple(getattr(block, "sublayers", ("attention", "mlp"))) != ("attention", "mlp")
+                or block.options.get("layout", "pre_norm") != "pre_norm"
+                or set(block.residual) != set(block.sublayers)):
+            raise NotImplementedError("a block with per-head weights, one sublayer, no LayerNorm, another "
+                                      "layout than pre-norm or a sublayer without its residual")
 
 
 def forward(case: Case, params: dict[ParamKey, torch.Tensor]) -> Forward:
