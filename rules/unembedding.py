@@ -75,9 +75,9 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
 
 def given_logits(graph: Graph, case: Case) -> tuple[dict, list[Step]]:
     """A case that starts from logits (``[input] logits``, one per vocabulary piece): z as
-    trainable leaves named z_piece (row 1), p = softmax(z / T) (T = 0: greedy), the loss
-    of the target when given; the ids as :func:`unembedding` returns them (``z``: the
-    leaves; ``scaled``: z / T, scratch values, when T is not 1) and the steps."""
+    trainable leaves named z_piece (row 1), p = softmax(z / T) (T = 0: greedy; z / T is a
+    scratch value: z names the given logits), the loss of the target when given; the ids
+    as :func:`unembedding` returns them (``z``: the leaves) and the steps."""
     z = Array(graph, [[graph.leaf(v, Meta.of(Name("z", index=Piece(case.pieces[c])), position=1, param="z"))
                        for c, v in enumerate(case.logits)]])
     T_temp = case.conventions.temperature
@@ -90,12 +90,12 @@ def given_logits(graph: Graph, case: Case) -> tuple[dict, list[Step]]:
         return {"z": z.ids()[0], "exp_z": [], "p": p, "sum": None, "L": None, "rows": {}, "E": []}, \
             [Step("logits", "The softmax (greedy)", words, [table])]
     scaled = z if T_temp == 1 else Array(graph, (z * (1 / T_temp)).ids())
-    row = softmax(graph, case, scaled, 1) | {"z": z.ids()[0], "scaled": None if T_temp == 1 else scaled.ids()[0]}
+    row = softmax(graph, case, scaled, 1) | {"z": z.ids()[0]}
     over = "z" if T_temp == 1 else "z/T"
-    columns = ["token", "z"] + ([] if T_temp == 1 else ["z/T"]) + [f"e^({over})" if T_temp != 1 else "e^z", "p"]
-    table = Table(columns, [[f"`{piece}`", Ref("before", row["z"][c])]
-                            + ([] if T_temp == 1 else [Ref("before", row["scaled"][c])])
-                            + [Ref("before", row["exp_z"][c]), Ref("before", row["p"][c])]
+    # z / T is not a named quantity (z names the given logits): the page shows e^(z/T) next to z
+    columns = ["token", "z", f"e^({over})" if T_temp != 1 else "e^z", "p"]
+    table = Table(columns, [[f"`{piece}`", Ref("before", row["z"][c]), Ref("before", row["exp_z"][c]),
+                             Ref("before", row["p"][c])]
                             for c, piece in enumerate(case.pieces)], title="Softmax of the given logits",
                   short_exact=True)
     over_i, over_j = ("z_i", "z_j") if T_temp == 1 else ("z_i/T", "z_j/T")
