@@ -421,6 +421,52 @@ def generate_command(
         fail(exc)
 
 
+@app.command("import")
+def import_command(
+    folder: str = typer.Argument(..., help="A Hugging Face checkpoint folder: config.json and model.safetensors "
+                                           "(GPT2LMHeadModel or LlamaForCausalLM)."),
+    output: str = typer.Option(..., "-o", "--output", help="The case file to write; its weights go to the "
+                                                           "same name with .safetensors."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="The prompt, tokenized with the checkpoint's "
+                                                                "tokenizer.json."),
+    ids: Optional[str] = typer.Option(None, "--ids", help="The prompt's token ids, 1,2,3 (without tokenizer.json)."),
+    target: Optional[str] = typer.Option(None, "--target", help="A next token (piece or id): adds the loss "
+                                                                "and its gradient (trained = [])."),
+) -> None:
+    """A Hugging Face checkpoint on disk as a case: the TOML (settings, vocabulary, prompt)
+    and, next to it, its weights in derive's names in a safetensors file, exact."""
+    import time
+    from pathlib import Path
+
+    from .checkpoint import import_checkpoint
+    from .weights import save
+
+    start = time.perf_counter()
+    try:
+        token_ids = None
+        if ids is not None:
+            try:
+                token_ids = [int(i) for i in ids.replace(" ", "").split(",") if i]
+            except ValueError:
+                raise DeriveError(f"{ids!r} is not a list of ids", field="--ids",
+                                  expected="token ids separated by commas, 1,2,3") from None
+        case_path = Path(output)
+        weights_path = case_path.with_suffix(".safetensors")
+        if case_path == weights_path:
+            raise DeriveError("is the weights file's own name", field="-o",
+                              expected="a case file name such as case.toml (its weights go to case.safetensors)")
+        imported = import_checkpoint(folder, weights_path.name, prompt, token_ids, target)
+        save(weights_path, imported.tensors, {"source": str(Path(folder).resolve()),
+                                              "architecture": imported.architecture})
+        write_atomic(case_path, imported.toml)
+        load_case(str(case_path))  # the case loads as written
+    except DeriveError as exc:
+        fail(exc)
+    Console().print(f"wrote {case_path} and {weights_path.name}: {imported.architecture}, "
+                    f"{_count(imported.tokens, 'token')}, {imported.values} weights, exact "
+                    f"({time.perf_counter() - start:.2f} s); next: derive run {case_path}", highlight=False)
+
+
 @app.command("params")
 def params_command(
     case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),

@@ -79,7 +79,7 @@ def merge(data: dict, case_path: str, model_fields: dict[str, int], block_fields
             if not isinstance(table, dict):
                 continue
         if key in table:
-            raise CaseError(f"tensor {name} is also given in the case file as {field_name}", file=str(path),
+            raise CaseError(f"is also given in the case file as {field_name}", file=str(path),
                             field=name, expected="each weight given once, in the TOML or in the weights file")
         table[key] = rows
         where[field_name] = name
@@ -182,11 +182,11 @@ def arrays(path: Path, check, expected: str) -> dict:
         try:
             problem = check(name, shape)
         except ValueError as exc:
-            raise CaseError(f"tensor {name} {exc}", file=file, field=name) from None
+            raise CaseError(str(exc), file=file, field=name) from None
         if dtype not in DTYPES:
-            raise CaseError(f"tensor {name} has dtype {dtype}", file=file, field=name, expected=DTYPE_NAMES)
+            raise CaseError(f"has dtype {dtype}", file=file, field=name, expected=DTYPE_NAMES)
         if problem is not None or 0 in shape:
-            raise CaseError(f"tensor {name} has shape {tuple(shape)}", file=file, field=name,
+            raise CaseError(f"has shape {tuple(shape)}", file=file, field=name,
                             expected=problem or "one or more entries")
         total += math.prod(shape)
         if total > MAX_VALUES:
@@ -205,7 +205,7 @@ def arrays(path: Path, check, expected: str) -> dict:
         if not np.isfinite(values).all():
             bad = tuple(int(i) + 1 for i in np.argwhere(~np.isfinite(values))[0])
             at = f"row {bad[0]}, column {bad[1]}" if len(bad) == 2 else f"index {bad}" if len(bad) > 1 else f"entry {bad[0]}"
-            raise CaseError(f"tensor {name} holds {values[tuple(i - 1 for i in bad)]} at {at}", file=file,
+            raise CaseError(f"holds {values[tuple(i - 1 for i in bad)]} at {at}", file=file,
                             field=name, expected="finite numbers (no NaN or infinity)")
         out[name] = values
     return out
@@ -218,9 +218,10 @@ def save(path: Path, tensors: dict, metadata: dict[str, str] | None = None) -> N
     Raises:
         CaseError: the file cannot be written.
     """
+    import numpy as np
     from safetensors.numpy import save_file
 
-    try:
-        save_file({k: v for k, v in tensors.items()}, str(path), metadata=metadata)
+    try:  # safetensors.numpy writes an array's buffer as it lies: a transposed view would come out untransposed
+        save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(path), metadata=metadata)
     except OSError as exc:
         raise CaseError(f"cannot write the weights file: {exc.strerror or exc}", file=str(path)) from None
