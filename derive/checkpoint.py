@@ -14,7 +14,8 @@ GPT-2 (Radford et al. 2019; ``transformers``' ``modeling_gpt2.py``): ``wte`` -> 
 ``c_attn`` splits by columns into W_Q | W_K | W_V (and its bias into b_Q | b_K | b_V),
 ``attn.c_proj`` -> W_O, b_O, ``mlp.c_fc`` -> W_1, b_1, ``mlp.c_proj`` -> W_2, b_2; ``ln_1``,
 ``ln_2``, ``ln_f`` -> ln1_/ln2_/lnf_gain and _bias; ``gelu_new`` is derive's gelu_tanh
-(``gelu``: gelu_erf, ``relu``); ``layer_norm_epsilon`` -> layernorm_eps; the LM head is
+(``gelu``: gelu_erf, ``relu``); ``layer_norm_epsilon`` -> layernorm_eps;
+``scale_attn_weights = false`` -> ``score_scale = "none"``; the LM head is
 tied to wte unless ``tie_word_embeddings`` is false (then W_U = lm_head^T).
 
 Llama (Touvron et al. 2023; ``modeling_llama.py``): ``embed_tokens`` -> E; ``nn.Linear``
@@ -143,18 +144,15 @@ def _strip(name: str, prefix: str) -> str:
     return name[len(prefix):] if name.startswith(prefix) else name
 
 
-def _setting(config: dict, key: str, kind=int, default=KeyError):
-    """One config.json setting, checked to be a positive integer (or ``kind``)."""
-    if key not in config or config[key] is None:
+def _setting(config: dict, key: str, default=KeyError) -> int:
+    """One config.json setting that must be a positive integer (``default`` when absent or null)."""
+    value = config.get(key)
+    if value is None:
         if default is KeyError:
-            raise DeriveError("missing setting", file="config.json", field=key, expected="a value")
+            raise DeriveError("missing setting", file="config.json", field=key, expected="a positive integer")
         return default
-    value = config[key]
-    ok = (isinstance(value, int) and not isinstance(value, bool) and value > 0) if kind is int else \
-        isinstance(value, kind) and not isinstance(value, bool)
-    if not ok:
-        raise DeriveError(f"is {value!r}", file="config.json", field=key,
-                          expected="a positive integer" if kind is int else f"a {kind.__name__}")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise DeriveError(f"is {value!r}", file="config.json", field=key, expected="a positive integer")
     return value
 
 
@@ -178,7 +176,6 @@ class GPT2:
             raise DeriveError(f"n_embd = {d} is not divisible by n_head", file="config.json", field="n_head",
                               expected="a number of heads that divides n_embd")
         _unsupported(config, "scale_attn_by_inverse_layer_idx", False, "false (derive scales by sqrt(d_k) only)")
-        _unsupported(config, "scale_attn_weights", True, "true (q.k / sqrt(d_k))")
         shapes = {"wte.weight": (V, d), "wpe.weight": (n, d), "ln_f.weight": (d,), "ln_f.bias": (d,),
                   "lm_head.weight": (V, d)}
         for i in range(_setting(config, "n_layer")):
@@ -236,6 +233,8 @@ class GPT2:
                               expected="one of " + ", ".join(GPT2_ACTIVATIONS))
         conventions = {"activation": GPT2_ACTIVATIONS[activation], "positions": "learned",
                        "layernorm_eps": config.get("layer_norm_epsilon", Decimal("1e-5"))}
+        if config.get("scale_attn_weights") is False:  # q.k unscaled
+            conventions["score_scale"] = "none"
         model = {"d_model": config["n_embd"], "heads": config["n_head"], "context_length": config["n_positions"]}
         return conventions, model, [{} for _ in range(config["n_layer"])]
 
@@ -252,6 +251,7 @@ class LLAMA:
             _setting(config, "num_attention_heads")
         kv = _setting(config, "num_key_value_heads", default=heads)
         mlp = _setting(config, "intermediate_size")
+        _setting(config, "max_position_embeddings", default=2048)
         if d % heads or heads % kv:
             raise DeriveError(f"hidden_size = {d}, num_attention_heads = {heads}, num_key_value_heads = {kv}",
                               file="config.json", field="num_attention_heads",
@@ -294,7 +294,7 @@ class LLAMA:
 
     @staticmethod
     def context(config: dict) -> int:
-        return config.get("max_position_embeddings") or 2048
+        return config.get("max_position_embeddings") or 2048  # checked by expected()
 
     @staticmethod
     def tensors(hf: dict, config: dict, T: int) -> dict:

@@ -67,10 +67,10 @@ def word_tokenizer(folder: Path) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
 
 
-def gpt2_checkpoint(folder: Path, dtype=torch.float32, tied: bool = True, seed: int = 0) -> Path:
+def gpt2_checkpoint(folder: Path, dtype=torch.float32, tied: bool = True, seed: int = 0, **settings) -> Path:
     """A tiny random GPT2LMHeadModel saved in ``folder`` (with the word tokenizer)."""
     config = transformers.GPT2Config(vocab_size=len(WORDS), n_positions=16, n_embd=8, n_layer=2, n_head=2,
-                                     tie_word_embeddings=tied, bos_token_id=0, eos_token_id=0)
+                                     tie_word_embeddings=tied, bos_token_id=0, eos_token_id=0, **settings)
     torch.manual_seed(seed)
     model = transformers.GPT2LMHeadModel(config)
     redraw(model, seed)
@@ -157,12 +157,13 @@ def test_gpt2(tmp_path):
 
 
 def test_gpt2_bfloat16(tmp_path):
-    """An untied GPT-2 saved in bfloat16: each weight of the case is the bfloat16 value
-    exactly (torch's own bf16 -> float64 conversion, which is exact), and the logits agree
-    with HF's float64 pass on those weights."""
+    """An untied GPT-2 saved in bfloat16, its scores not scaled, with the erf GELU: each weight
+    of the case is the bfloat16 value exactly (torch's own bf16 -> float64 conversion, which
+    is exact), and the logits agree with HF's float64 pass on those weights."""
     from safetensors import safe_open
 
-    folder = gpt2_checkpoint(tmp_path / "bf16", dtype=torch.bfloat16, tied=False, seed=3)
+    folder = gpt2_checkpoint(tmp_path / "bf16", dtype=torch.bfloat16, tied=False, seed=3,
+                             scale_attn_weights=False, activation_function="gelu")
     with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
         assert {f.get_slice(k).get_dtype() for k in f.keys()} == {"BF16"}
         wte, lm_head = f.get_tensor("transformer.wte.weight"), f.get_tensor("lm_head.weight")
@@ -171,6 +172,7 @@ def test_gpt2_bfloat16(tmp_path):
     assert case.W_U == [[Fraction(x) for x in row] for row in lm_head.double().T.tolist()]
     assert any(x.denominator > 2**7 for row in case.E for x in row)  # not only short dyadics
     assert case.title == "a dog sat on mat"
+    assert (case.conventions.score_scale, case.conventions.activation) == ("none", "gelu_erf")
     assert_close(last_logits(derive(case)), hf_logits(transformers.GPT2LMHeadModel, folder, case.ids))
 
 

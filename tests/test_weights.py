@@ -194,3 +194,11 @@ def test_padded_file_refused(tmp_path, arrays):
     with open(tmp_path / "w.safetensors", "ab") as handle:
         handle.write(b"\0" * 4096)
     assert_clean_error(run("run", str(path)), "w.safetensors", "not a readable safetensors file")
+
+
+def test_weight_the_block_does_not_use(tmp_path, arrays):
+    """A tensor for a field the block's settings leave out (W_3 without gated = true) is
+    refused like the TOML field, naming the weights file and the tensor."""
+    arrays["blocks.1.W_3"] = np.zeros((D, MLP), np.float32)
+    assert_clean_error(error(tmp_path, arrays), "w.safetensors", "field blocks.1.W_3", "unknown field")
+    assert load_case(str(write_split(tmp_path, arrays, extra_block="gated = true\n"))).blocks[0].options["gated"]
