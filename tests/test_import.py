@@ -291,6 +291,25 @@ def test_bad_input(gpt2_folder, tmp_path, config, drop, args, needles):
     assert_clean_error(run("import", str(folder), "-o", str(tmp_path / "case.toml"), *args), *needles)
 
 
+def test_byte_level_pieces(gpt2_folder, tmp_path):
+    """A GPT-2 style byte-level BPE tokenizer: its ``Ġ`` (a leading space) is derive's ␣ in the
+    pieces; ids the tokenizer lacks (up to vocab_size) are ``id_N``; the prompt is its BPE."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {"t": 0, "h": 1, "e": 2, "\u0120": 3, "c": 4, "a": 5, "th": 6, "the": 7, "\u0120the": 8, "\u0120c": 9,
+             "\u0120ca": 10, "\u0120cat": 11}
+    merges = [("t", "h"), ("th", "e"), ("\u0120", "the"), ("\u0120", "c"), ("\u0120c", "a"), ("\u0120ca", "t")]
+    folder = copy_checkpoint(gpt2_folder, tmp_path / "ckpt")
+    tokenizer = Tokenizer(models.BPE(vocab, merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    case = imported(folder, tmp_path / "case.toml", "--prompt", "the cat the")
+    assert case.pieces[:12] == ["t", "h", "e", "\u2423", "c", "a", "th", "the", "\u2423the", "\u2423c", "\u2423ca",
+                                "\u2423cat"]
+    assert case.pieces[12:] == [f"id_{i}" for i in range(12, 64)]
+    assert case.ids == [7, 11, 8] and case.tokens == ["the", "\u2423cat", "\u2423the"]
+
+
 def test_output_name(gpt2_folder, tmp_path):
     assert_clean_error(run("import", str(gpt2_folder), "-o", str(tmp_path / "w.safetensors"), "--ids", "1"),
                        "-o", "case.toml")
