@@ -29,6 +29,7 @@ from derive.derivation import derive
 from derive.steps import Ref
 
 from test_bad_input import assert_clean_error, run
+from test_gpt2_crosscheck import one_torch_thread  # noqa: F401 (autouse: torch on one thread here too)
 
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
@@ -38,14 +39,6 @@ PROMPT = "the cat climbed the"
 PROMPT_IDS = [1, 2, 3, 1]  # WORDS' ids of the prompt's words
 ROTARY = "rotary" in next(c for c in registry.conventions() if c.field == "positions").options()  # helper "rope"
 TOL = 1e-9
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def redraw(model: torch.nn.Module, seed: int) -> None:
