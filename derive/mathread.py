@@ -75,6 +75,7 @@ chain: expr (REL expr)*
     | PARTIAL bare_nv SLASH PARTIAL bare_nv -> partial
 ?atom: NUMBER              -> number
     | WORD                 -> word
+    | TILDED               -> tilded
     | GREEK                -> greek
     | PIECE                -> piece
     | COMMAND              -> command
@@ -114,6 +115,7 @@ FRAC.3: /\\d?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
 PIECE.2: /`[^`]*`/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
+TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
 SPACING.3: /\\[,;:! ]/ | /\\q?quad(?![A-Za-z])/ | /\\(left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![A-Za-z])/ | "&" | /\\displaystyle(?![A-Za-z])/
@@ -289,6 +291,12 @@ class _Build(Transformer):
         if text.startswith(SPACE) or (len(text) > 1 and "_" not in text and not text.isalpha()):
             return Piece(text)
         return Sym(UNICODE_GREEK.get(text, text))
+
+    def tilded(self, c):
+        """q~, \\tilde{q} or q with a combining tilde: the letter marked ``~`` (a query or key
+        turned by its position)."""
+        letter = next(ch for ch in str(c[0]).removeprefix("\\tilde") if ch.isalpha())
+        return Sym(letter + "~")
 
     def greek(self, c):
         name = str(c[0])[1:]
@@ -546,7 +554,7 @@ def _joined(node) -> str | None:
     anything else."""
     if not (isinstance(node.a, Sym) and isinstance(node.b, Sym)):
         return None
-    if node.a.base == "q" and node.b.base == "k":
+    if (node.a.base, node.b.base) in (("q", "k"), ("q~", "k~")):
         return label(node.a) + "." + label(node.b)
     if node.op == "jux":
         return label(node.a) + label(node.b)

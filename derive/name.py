@@ -184,8 +184,8 @@ def name_of(meta) -> Name | None:
         from .name_parser import parse_name  # read from the label until the rules build the Name
         return parse_name(meta.label).but(block=meta.block)
     letter = PRIMED.get(symbol, symbol)
-    # o^(h) always; q, k, v of a head given on its own; a layer's net^(l), g^(l) (rules/layers.py)
-    shows_head = symbol in ("o", "net") or (symbol in ("q", "k", "v", "g") and "^(" in meta.label)
+    # o^(h) always; q, k, v (and q~, k~) of a head given on its own; a layer's net^(l), g^(l) (rules/layers.py)
+    shows_head = symbol in ("o", "net") or (symbol in ("q", "k", "v", "g", "q_rot", "k_rot") and "^(" in meta.label)
     index = Piece(meta.index) if symbol in PIECE_INDEXED and meta.index is not None else meta.index
     return Name(letter, primes=1 if symbol in PRIMED else 0,
                 position=None if symbol in UNPOSITIONED else meta.position,

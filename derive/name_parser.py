@@ -45,7 +45,7 @@ name: base primes mark? subscript* head? index? head?
     | ZED "_" piece                             -> logit
     | ZED "_" "{" piece "}"                     -> logit
 
-base: WORD | GREEK_TEX | GREEK_CHAR | UPRIGHT
+base: WORD | GREEK_TEX | GREEK_CHAR | UPRIGHT | TILDED
 primes: PRIME*
 mark: "^" "f" | "^" "{" "f" "}"
 subscript: "_" (INT | LETTER)
@@ -66,6 +66,7 @@ WEIGHT1: /W_(1|\{1\})/
 AFTER: /(\\ )?(\\text\{)?\(?after( the step)?\)?\}?/
 ZED: "z"
 WORD: /[A-Za-z]+[0-9]?(_(gain|bias))?/
+TILDED: /\\tilde\{[qk]\}|[qk](~|\u0303)/
 GREEK_TEX: /\\(mu|sigma|eta|theta|gamma|beta|epsilon|varepsilon|ell)(?![A-Za-z])/
 GREEK_CHAR: /[\u03bc\u03c3\u03b7\u03b8\u03b3\u03b2\u03b5\u2113]/
 UPRIGHT: /\\(mathrm|text|operatorname)\{[A-Za-z0-9\\_]+\}/
@@ -98,6 +99,8 @@ class _ToName(Transformer):
 
     def base(self, token):
         text = str(token)
+        if token.type == "TILDED":  # q~: a query or key turned by its position (rotary)
+            return ("q" if "q" in text else "k") + "_rot"
         if text.startswith("\\"):
             inner = re.match(r"\\(?:mathrm|text|operatorname)\{(.*)\}$", text)
             text = inner.group(1).replace("\\_", "_") if inner else text[1:]
@@ -161,9 +164,10 @@ class _ToName(Transformer):
         return inner.but(symbol="exp_" + inner.fields.symbol)
 
     def dot(self, left, _dot, right):
-        if (left.fields.symbol, right.fields.symbol) != ("q", "k"):
-            raise NotAName("a dot product names a score only as q_i . k_j")
-        return Name("qk", position=left.fields.position, index=right.fields.position,
+        pair = (left.fields.symbol, right.fields.symbol)
+        if pair not in (("q", "k"), ("q_rot", "k_rot")):
+            raise NotAName("a dot product names a score only as q_i . k_j (or q~_i . k~_j)")
+        return Name("qk" if pair == ("q", "k") else "qk_rot", position=left.fields.position, index=right.fields.position,
                     head=left.fields.head or right.fields.head)
 
     def sum(self, _sum, *rest):

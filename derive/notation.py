@@ -30,7 +30,7 @@ TARGETS = ("latex", "katex")
 
 # Names printed upright; the Greek letters come from SymPy's printer.
 OPERATORS = {"sqrt": r"\sqrt", "ln": r"\ln", "log": r"\log", "exp": r"\exp", "sum": r"\sum",
-             "tanh": r"\tanh", "max": r"\max", "min": r"\min"}
+             "tanh": r"\tanh", "max": r"\max", "min": r"\min", "sin": r"\sin", "cos": r"\cos"}
 UPRIGHT = {"GELU", "ReLU", "LN", "softmax", "attn", "erf", "id", "ids", "var"}
 GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda",
          "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "chi", "psi", "omega", "Gamma", "Delta",
@@ -48,7 +48,7 @@ TOKEN = re.compile(
     r"(?P<piece>`[^`]*`|" + SPACE + r"[^\s()\[\],`]*)"
     r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,3}))"
     r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)(?:\^\((?P<power>[^()]*)\))?"
-    r"|(?P<name>[A-Za-z]+(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
+    r"|(?P<name>[A-Za-z]+(?P<tilde>~?)(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
     r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
     r"|(?P<dot>(?<=\s)\.(?=\s))"
     r"|(?P<space>\s+)"
@@ -314,9 +314,9 @@ class _Tex:
         return SYMBOLS.get(t, t if t.isascii() else r"\text{" + t + "}")
 
     def _name(self, t: str) -> str:
-        m = re.fullmatch(r"([A-Za-z]+)('*)(" + SCRIPT + r"{0,3})(\[[^\[\]]*\])?", t)
-        base, prime, scripts, index = m.groups()
-        out, marks = symbol_tex(base) + prime, ""
+        m = re.fullmatch(r"([A-Za-z]+)(~?)('*)(" + SCRIPT + r"{0,3})(\[[^\[\]]*\])?", t)
+        base, tilde, prime, scripts, index = m.groups()  # q~: a query turned by its position
+        out, marks = (r"\tilde{" + symbol_tex(base) + "}" if tilde else symbol_tex(base)) + prime, ""
         for script in re.findall(SCRIPT, scripts or ""):
             mark, body = script[0], script[1:]
             if body.startswith("{") and body.endswith("}"):

@@ -45,6 +45,7 @@ TARGETS = ("latex", "katex")
 GREEK = {"mu": "\u03bc", "sigma": "\u03c3", "eta": "\u03b7", "theta": "\u03b8", "gamma": "\u03b3",
          "beta": "\u03b2", "epsilon": "\u03b5", "ell": "\u2113"}
 UPRIGHT = ("attn", "PE")  # words printed upright in LaTeX
+TILDED = {"q_rot": "q", "k_rot": "k"}  # a query or key turned by its position: q~ (RoFormer's R q)
 # precedence of the formula nodes (higher binds tighter)
 CHAIN, SUM, PRODUCT, POWER, ATOM = 0, 10, 20, 30, 100
 
@@ -61,7 +62,7 @@ def precedence_of(expr) -> int:
         symbol = expr.fields.symbol
         if expr.fields.after:
             return SUM
-        return {"sum_exp_s": SUM, "sum_exp_z": SUM, "qk": PRODUCT}.get(symbol, ATOM)
+        return {"sum_exp_s": SUM, "sum_exp_z": SUM, "qk": PRODUCT, "qk_rot": PRODUCT}.get(symbol, ATOM)
     if isinstance(expr, sympy.Pow) and expr.exp != sympy.S.Half:
         return POWER
     return ATOM
@@ -146,9 +147,10 @@ class _Formulas:
         symbol = f.symbol
         if f.param:
             return self._param(name)
-        if symbol == "qk":
-            return (self._print(Name("q", position=f.position)) + self._dot
-                    + self._print(Name("k", position=f.index)) + self._head(f.head))
+        if symbol in ("qk", "qk_rot"):  # q_i . k_j, or q~_i . k~_j with rotary positions
+            q, k = ("q_rot", "k_rot") if symbol == "qk_rot" else ("q", "k")
+            return (self._print(Name(q, position=f.position)) + self._dot
+                    + self._print(Name(k, position=f.index)) + self._head(f.head))
         if symbol in ("exp_s", "exp_z"):
             inner = Name(symbol[-1], position=f.position, index=f.index)
             return self._exp_name(self._print(inner)) + self._head(f.head)
@@ -159,7 +161,7 @@ class _Formulas:
             return self._hidden(self._print(Name("u", primes=1, position=f.position)), f.index)
         if symbol == "p" and isinstance(f.index, Piece):
             return "p" + self._paren(self._piece(f.index.text))
-        base = self._base(symbol) + self._primes(f.primes)
+        base = (self._tilde(TILDED[symbol]) if symbol in TILDED else self._base(symbol)) + self._primes(f.primes)
         base += {"ln2": self._primes(1), "final": self._mark("f")}.get(f.norm, "")
         if isinstance(f.index, Piece):
             return base + self._piece_sub(self._piece(f.index.text))
@@ -191,6 +193,9 @@ class TextPrinter(_Formulas, StrPrinter):
 
     def _base(self, symbol: str) -> str:
         return symbol
+
+    def _tilde(self, letter: str) -> str:
+        return letter + "~"
 
     def _primes(self, n: int) -> str:
         return "'" * n
@@ -270,6 +275,9 @@ class UnicodePrinter(TextPrinter):
     def _base(self, symbol: str) -> str:
         return GREEK.get(symbol, symbol)
 
+    def _tilde(self, letter: str) -> str:
+        return letter + "\u0303"
+
     def _primes(self, n: int) -> str:
         return "\u2032" * n
 
@@ -334,6 +342,9 @@ class TexPrinter(_Formulas, LatexPrinter):
 
     def _primes(self, n: int) -> str:
         return "'" * n
+
+    def _tilde(self, letter: str) -> str:
+        return r"\tilde{" + letter + "}"
 
     def _mark(self, mark: str) -> str:
         return "^{" + mark + "}"

@@ -26,6 +26,7 @@ from derive.name import Name
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, constant, entries, matrix_leaves, vector_leaves
+from .rope import rotary, rotary_step, rotate_heads
 
 if TYPE_CHECKING:
     from derive.case import Block, Case
@@ -51,6 +52,8 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
     T = len(case.tokens)
     heads = []
     given = block.matrices.get("attention_weights")
+    # rotary positions: the scores read q~ = R q and k~ = R k (rules/rope.py)
+    turned = rotate_heads(graph, case, block_no, projections) if rotary(case) and given is None else None
     for h, (q, k, v, d_h) in enumerate(projections, 1):
         if given is not None:
             heads.append(_given_weights(graph, block_no, h, q, k, v, given) | {"scale": None})
@@ -58,7 +61,12 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
         scale = {"d_model": case.d_model, "d_k": d_h, "none": 1}.get(case.conventions.score_scale,
                                                                       case.conventions.score_scale)
         root = graph.scratch(Sqrt(), (constant(graph, scale, "scale"),), f"sqrt({scale})")
-        heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
+        if turned:
+            q_rot, k_rot = turned[h - 1]
+            heads.append(_head(graph, case, block_no, h, q_rot, k_rot, v, root) | {
+                "scale": scale, "q": q.ids(), "k": k.ids(), "q_rot": q_rot.ids(), "k_rot": k_rot.ids()})
+        else:
+            heads.append(_head(graph, case, block_no, h, q, k, v, root) | {"scale": scale})
     joined = Array(graph, [[o for head in heads for o in head["o"][t]] for t in range(T)])
     projected = "W_O" in block.matrices
     if projected:
@@ -84,17 +92,18 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
                      short_exact=case.qkv is not None)])
     attn_tables, queries = [], []
     last = T - 1
+    tilde = "~" if turned else ""
     for h, head in enumerate(heads, 1):
         attn_tables += ([] if given is not None else [_last_row_table(case, block_no, names[h - 1], head)]) \
             + [_weights_table(case, block_no, names[h - 1], head)]
         if given is None:
-            queries.append(Equation(f"q_{last + 1}^({h})", vec(head["q"][last])))
+            queries.append(Equation(f"q{tilde}_{last + 1}^({h})", vec(head["q_rot" if turned else "q"][last])))
     if given is not None:
         words = "The weights a_{i,j} are given (row i: the query), not computed from scores."
     else:
         scales = sorted({head["scale"] for head in heads})
         scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
-        words = (f"s_{{i,j}} = q_i . k_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
+        words = (f"s_{{i,j}} = q{tilde}_i . k{tilde}_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
                  + (" over the j with M_{i,j} = 1 (the given mask M writes -inf where it has 0)."
                     if isinstance(case.conventions.mask, tuple) else
                     {"causal": " over j <= i (the mask writes -inf above the diagonal).",
@@ -112,7 +121,8 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
                                  + ([vec(out[t])] if projected else []) for t, tok in enumerate(tokens)],
                       title=_titled("o and attn" if projected else "o", block_no, case))])
     shown = block.options.get("projections", True) or case.qkv is not None
-    return out, ([qkv] if shown else []) + [attn_step, mix]
+    rotated = [rotary_step(case, block_no, names, heads)] if turned else []
+    return out, ([qkv] if shown else []) + rotated + [attn_step, mix]
 
 
 def head_name(block: Block, h: int) -> str:
@@ -227,7 +237,7 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
         visible = (lambda i, j: j <= i) if mask == "causal" else (lambda i, j: True)  # the softmax runs over these
         kept = (lambda i, j: True) if mask == "none" else (lambda i, j: j <= i)  # ... and these keep their weight
     tags = dict(block=block_no, head=h)
-    qk = (q @ k.T).masked(visible).named(entries("qk", **tags))
+    qk = (q @ k.T).masked(visible).named(entries("qk_rot" if rotary(case) else "qk", **tags))
     scores = (qk / Array(graph, [[root]])).named(entries("s", **tags))
     e = scores.exp().named(entries("exp_s", **tags))
     total = e.sum().named(lambda t, c: Meta.of(Name("sum_exp_s", position=t + 1), **tags))
@@ -251,16 +261,17 @@ def _given_weights(graph: Graph, block_no: int, h: int, q: Array, k: Array, v: A
 def _last_row_table(case: Case, block_no: int, name: str, head: dict) -> Table:
     """The seed's per-head table for the last row: j, k_j, q.k, s, e^s, a."""
     i = len(head["q"]) - 1
+    keys, t = (head["k_rot"], "~") if "k_rot" in head else (head["k"], "")  # the keys the scores read
     rows = []
     for j, tok in enumerate(case.tokens):
         if head["s"][i][j] is not None:
-            rows.append([f"`{tok}`", vec(head["k"][j]), Ref("before", head["qk"][i][j]),
+            rows.append([f"`{tok}`", vec(keys[j]), Ref("before", head["qk"][i][j]),
                          Ref("before", head["s"][i][j]), Ref("before", head["exp_s"][i][j]),
                          Ref("before", head["a"][i][j])])
         else:
-            rows.append([f"`{tok}`", vec(head["k"][j]), "masked", "-inf", "0", Ref("before", head["a"][i][j])])
+            rows.append([f"`{tok}`", vec(keys[j]), "masked", "-inf", "0", Ref("before", head["a"][i][j])])
     T = i + 1
-    return Table(["j", "k_j", f"q_{T} . k_j", f"s_{T},j", "e^s", f"a_{T},j"], rows,
+    return Table(["j", f"k{t}_j", f"q{t}_{T} . k{t}_j", f"s_{T},j", "e^s", f"a_{T},j"], rows,
                  title=_titled(f"{name.capitalize()}, row {T}", block_no, case))
 
 

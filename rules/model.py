@@ -45,8 +45,9 @@ def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
         E, rows, embed_step = embedding(graph, case)
         steps = [tokens_step(case), embed_step]
     stream, pos_step = positions(graph, case, rows)
-    name = "x'" if case.X is not None and case.conventions.positions != "none" else "x"
-    if case.X is None or case.conventions.positions != "none":
+    added = case.conventions.positions not in ("none", "rotary")  # rotary: no vector added to X
+    name = "x'" if case.X is not None and added else "x"
+    if case.X is None or added:
         steps.append(pos_step)
     for b, block in enumerate(case.blocks, 1):
         stream, name, block_steps = transformer_block(graph, case, b, block, stream, name)

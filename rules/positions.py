@@ -56,8 +56,11 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
     (X, step). With ``positions = "none"``, X = E[ids]. For a given X the sums are
     x'_t = x_t + PE_t (symbol ``x2``), apart from the given rows x_t."""
     kind = case.conventions.positions
-    if kind == "none":
-        return rows, Step("positions", "No positions", "This model adds no position vector: X = E[ids].",
+    if kind in ("none", "rotary"):
+        words = "This model adds no position vector: X = E[ids]." + (
+            " The positions enter each head later: its queries and keys are turned by angles that grow with "
+            "the position (rotary embeddings)." if kind == "rotary" else "")
+        return rows, Step("positions", "No positions" if kind == "none" else "No position vectors", words,
                           [Table(["token", "x_t = E[id]"], [[f"`{tok}`", vec(rows[t])] for t, tok in
                                                             enumerate(case.tokens)], short_exact=True)])
     P = weight(graph, "P", case.P) if kind == "learned" else sinusoids(graph, case, len(rows))
@@ -99,12 +102,14 @@ def _check_sinusoids(case: Case) -> tuple[str, str, str] | None:
 POSITIONS = register(Operation(
     name="positions", kind="stage", title="Positions", stage=20, steps=("positions",),
     symbols={"x": "x_t = E[id_t] + P_t", "pe": "a sinusoid PE[pos, i]", "x2": "x'_t = x_t + PE_t (a given X with positions)"},
-    source="Vaswani et al. 2017, section 3.5 (sinusoids); GPT-2 (a learned table)",
+    source="Vaswani et al. 2017, section 3.5 (sinusoids); GPT-2 (a learned table); Su et al. 2021 (rotary)",
     params=(Param("P", ("positions", "d_model"), "the learned position table, one row per position"),),
     conventions=(
         Convention("positions", "learned", "the position vectors added to the rows",
                    choices={"learned": "a table model.P", "sinusoidal": "the sinusoids of Vaswani et al. 2017",
-                            "none": "no positions (the default for [input] cases)"}),
+                            "none": "no positions (the default for [input] cases)",
+                            "rotary": "none added: each head turns q and k by their positions (RoFormer; "
+                                      "rules/rope.py)"}),
         Convention("sinusoid_layout", "interleaved", "the columns of the sinusoids",
                    choices={"interleaved": "PE[pos,2i] = sin(pos w_i), PE[pos,2i+1] = cos (the 2017 paper)",
                             "concatenated": "all sines, then all cosines"},

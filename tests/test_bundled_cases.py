@@ -465,3 +465,66 @@ def test_encoder_post_norm_agrees_with_transformer_encoder_layer():
     result = compare(derive(case), reference_elements(case, model.forward, model.views()), where=case.name,
                      exported=False)
     assert result["symbols"]["pe"] == 24 and result["symbols"]["a"] == 72
+
+
+# --------------------------------------------------------------------------- cat-climbed-llama
+
+def test_cat_climbed_llama_is_the_seed_prompt_in_a_llama_block():
+    """The seed's vocabulary, prompt, E and W_U; RMSNorm, rotary positions (no P), SwiGLU
+    (W_3), one key/value head for the two query heads (W_K, W_V 4 x 2), no biases, untied W_U."""
+    llama, seed = toml("cat-climbed-llama"), toml("cat-climbed")
+    assert llama["vocab"] == seed["vocab"] and llama["prompt"] == seed["prompt"]
+    assert matrix(llama["model"]["E"]) == matrix(seed["model"]["E"])
+    assert matrix(llama["model"]["W_U"]) == matrix(seed["model"]["W_U"])
+    conv = llama["conventions"]
+    assert (conv["norm"], conv["positions"], conv["activation"]) == ("rmsnorm", "rotary", "silu")
+    assert "P" not in llama["model"]
+    (block,) = llama["blocks"]
+    assert block["gated"] is True and block["kv_heads"] == 1 and llama["model"]["heads"] == 2
+    assert [len(block[w][0]) for w in ("W_Q", "W_K", "W_V", "W_1", "W_3")] == [4, 2, 2, 4, 4]
+    assert not [k for k in block if k.startswith("b_")]
+
+
+def test_cat_climbed_llama_rotation_by_hand():
+    """q~ and k~ of row 2 (pos 1: turned by 1 radian) in plain floats from the TOML: u_2 =
+    x_2 / rms_2 with x_2 = E[␣cat], q_2 = u_2 W_Q, k_2 = u_2 W_K, then (q[1] cos 1 - q[2] sin 1,
+    q[2] cos 1 + q[1] sin 1): derive's 3-place decimals; and ␣roof is the top prediction."""
+    case = toml("cat-climbed-llama")
+    x = [float(v) for v in matrix(case["model"]["E"])[2]]  # ␣cat, the second token
+    rms = math.sqrt(sum(v * v for v in x) / 4 + 1e-6)
+    u = [v / rms for v in x]
+    block = case["blocks"][0]
+
+    def times(W):
+        W = matrix(W)
+        return [sum(u[k] * float(W[k][c]) for k in range(4)) for c in range(len(W[0]))]
+
+    def turn(v):
+        return [v[0] * math.cos(1) - v[1] * math.sin(1), v[1] * math.cos(1) + v[0] * math.sin(1)]
+
+    q, k = times(block["W_Q"]), times(block["W_K"])
+    want = {("q_rot", 1): turn(q[:2])[0], ("q_rot", 2): turn(q[:2])[1], ("q_rot", 3): turn(q[2:])[0],
+            ("q_rot", 4): turn(q[2:])[1], ("k_rot", 1): turn(k)[0], ("k_rot", 2): turn(k)[1]}
+    got = {(r["symbol"], r["index"]): r["decimal"] for r in records("cat-climbed-llama")
+           if r["symbol"] in ("q_rot", "k_rot") and r["position"] == 2}
+    assert got == {key: f"{value:.3f}" for key, value in want.items()}
+    logits = {r["index"]: float(r["value"]) for r in records("cat-climbed-llama")
+              if r["symbol"] == "z" and not r["after_step"]}
+    assert max(logits, key=logits.get) == "␣roof"
+
+
+def test_cat_climbed_llama_agrees_with_hf_llama():
+    """The bundled Llama-style case against Hugging Face's LlamaForCausalLM (float64, built
+    from a local config; tests/rope_export.py): every record and gradient within 1e-9."""
+    pytest.importorskip("transformers")
+    from derive.case import load_case
+    from derive.derivation import derive
+    from gpt2_export import compare, reference_elements
+    from rope_export import float64_everywhere, llama_forward, llama_model
+
+    case = load_case("cat-climbed-llama")
+    with float64_everywhere():
+        model, views = llama_model(case)
+        expected = reference_elements(case, llama_forward(case, model), views)
+    result = compare(derive(case), expected, where=case.name, exported=False)
+    assert result["symbols"]["q_rot"] == 5 * 4 and result["symbols"]["k_rot"] == 5 * 2
