@@ -14,7 +14,7 @@ the nearest doubles; the cases used here have dyadic weights, so the conversion 
   The intermediates are read with forward hooks on HF's own modules.
 * :class:`PartsModel`: small ``nn.Module`` parts written here with ``torch.nn.functional``
   for everything a case can say that GPT-2 cannot (ReLU and erf GELU, sinusoidal
-  positions, no mask, biases off, temperature, blocks with one sublayer or no LayerNorm,
+  positions, rotary positions (:func:`rotary`, from RoFormer's eq. 34), no mask, biases off, temperature, blocks with one sublayer or no LayerNorm,
   given X, heads given one by one with their own widths, and the reader's-slip
   conventions), independent of derive's rules.
 
@@ -422,6 +422,19 @@ def sinusoid_table(T: int, d: int, base: float, first: int, layout: str) -> torc
     return torch.cat([torch.sin(angle), torch.cos(angle)], dim=-1)
 
 
+def rotary(x: torch.Tensor, base: float, r: int, layout: str) -> torch.Tensor:
+    """RoFormer's R_{Theta,pos} x (Su et al. 2021, eq. 34) for rows x (T x d) at pos = 0 ..
+    T - 1: pair i (columns (i, i + r/2) for ``rotate_half``, (2i, 2i + 1) for ``interleaved``)
+    turned by pos theta_i, theta_i = base^(-2i/r); the columns past r are unchanged."""
+    pos = torch.arange(x.shape[0], dtype=DTYPE)[:, None]
+    angle = pos * torch.tensor(base, dtype=DTYPE) ** (-2 * torch.arange(r // 2, dtype=DTYPE) / r)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    a, b = (x[:, 0:r:2], x[:, 1:r:2]) if layout == "interleaved" else (x[:, :r // 2], x[:, r // 2:r])
+    a2, b2 = a * cos - b * sin, b * cos + a * sin
+    turned = torch.stack([a2, b2], dim=-1).reshape(x.shape[0], r) if layout == "interleaved" else torch.cat([a2, b2], -1)
+    return torch.cat([turned, x[:, r:]], dim=-1)
+
+
 def _parameter(values) -> nn.Parameter | None:
     return None if values is None else nn.Parameter(tensor(values))
 
@@ -494,6 +507,30 @@ class Attention(nn.Module):
                 setattr(self, name, _parameter(block.matrices.get(name) or block.vectors.get(name)))
         self.W_O = _parameter(block.matrices["W_O"]) if self.projections else None
         self.b_O = _parameter(block.vectors.get("b_O"))
+        # rotary positions: (base, fraction of d_k turned, layout), or None
+        self.rotary = (float(conv.rotary_base), conv.rotary_fraction, conv.rotary_layout) \
+            if conv.positions == "rotary" else None
+
+    def turned(self, qkv: list, out: dict, b: int) -> list:
+        """q~ and k~ of every head (RoFormer, eq. 34): :func:`rotary` of q and k, recorded as
+        q_rot, k_rot under the index and head their q and k have (a key head shared by a
+        group of query heads is recorded once)."""
+        base, fraction, layout = self.rotary
+        result = []
+        for h, (q, k, v) in enumerate(qkv, 1):
+            r = int(fraction * q.shape[1])
+            q_rot, k_rot = rotary(q, base, r, layout), rotary(k, base, r, layout)
+            if self.given:
+                put(out, "q_rot", q_rot, block=b, head=h)
+                put(out, "k_rot", k_rot, block=b, head=h)
+            else:  # the columns of head h in Q, and of its key head in K (as q and k are named)
+                kv = (h - 1) // self.group if self.projections else h - 1
+                put(out, "q_rot", F.pad(q_rot, ((h - 1) * self.d_k, 0)), block=b, head=h,
+                    skip=lambda i, j, h=h: j < (h - 1) * self.d_k)
+                put(out, "k_rot", F.pad(k_rot, (kv * self.d_k, 0)), block=b, head=kv + 1 if self.projections else h,
+                    skip=lambda i, j, kv=kv: j < kv * self.d_k)
+            result.append((q_rot, k_rot, v))
+        return result
 
     def forward(self, u: torch.Tensor, out: dict, b: int) -> torch.Tensor:
         """attn = [o^(1) | ... ] W_O + b_O for the rows ``u``; records q, k, v, q.k, s, e^s,
@@ -521,6 +558,8 @@ class Attention(nn.Module):
             g, d_k = self.group, self.d_k  # query head h reads key/value head h // g (0-based)
             qkv = [(full["Q"][:, h * d_k:(h + 1) * d_k], full["K"][:, h // g * d_k:(h // g + 1) * d_k],
                     full["V"][:, h // g * d_k:(h // g + 1) * d_k]) for h in range(self.n_heads)]
+        if self.rotary is not None and self.weights is None:
+            qkv = self.turned(qkv, out, b)
         above = torch.ones(T, T, dtype=torch.bool).triu(1)
         outputs = []
         for h, (q, k, v) in enumerate(qkv, 1):
@@ -553,7 +592,7 @@ class Attention(nn.Module):
                 o = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=self.mask == "causal",
                                                    scale=1 / math.sqrt(scale))[0]
                 assert torch.allclose(o, a @ v, rtol=0, atol=1e-12)
-            for name, t in (("qk", qk), ("s", s), ("exp_s", exp_s)):
+            for name, t in (("qk" if self.rotary is None else "qk_rot", qk), ("s", s), ("exp_s", exp_s)):
                 put(out, name, t, block=b, head=h, skip=hidden)
             put(out, "sum_exp_s", exp_s.sum(-1), block=b, head=h)
             put(out, "a", a, block=b, head=h)
@@ -770,7 +809,7 @@ class PartsModel(nn.Module):
             put(out, "x", x)
         else:
             x = self.E[torch.tensor(case.ids, dtype=torch.long)]
-        if conv.positions != "none":
+        if conv.positions not in ("none", "rotary"):  # rotary: q and k turn in the heads instead
             table = self.P[:x.shape[0]] if self.P is not None else self.pe
             if self.pe is not None:
                 put(out, "pe", self.pe)

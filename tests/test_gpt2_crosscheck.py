@@ -291,6 +291,13 @@ PARTS_CASES = {
         {"layout": '"parallel"', "residual": "false"}, {"sublayers": ("mlp",), "residual": "[]"})),
     # the reader's slips derive can compute: variance over d - 1, eps added to sigma,
     # scores over sqrt(d_model), the mask after the softmax, the loss in bits
+    # rotary positions (RoFormer): interleaved pairs on half of each head (r = 2 of d_k = 4),
+    # base 100, two blocks; and heads given one by one (d_k 2 and 4) with biases, rotate-half
+    "rotary-interleaved-half": dict(seed=10, d=8, heads=2, T=5, conventions={
+        "positions": '"rotary"', "rotary_layout": '"interleaved"', "rotary_fraction": '"1/2"',
+        "rotary_base": "100"}, blocks=({"gains": True}, {"biases": True})),
+    "rotary-given-heads": dict(seed=11, T=4, conventions={"positions": '"rotary"'}, blocks=(
+        {"heads": [(2, 2), (4, 1)], "biases": True},)),
     "reader-slips": dict(seed=8, heads=4, conventions={
         "layernorm_variance": '"n-1"', "layernorm_eps_placement": '"sigma"', "layernorm_eps": '"1/64"',
         "score_scale": '"d_model"', "mask": '"causal_after_softmax"', "loss_log": '"2"'},
@@ -319,7 +326,9 @@ def test_hand_set_head(tmp_path):
     assert result["symbols"]["pe"] == 12 and result["symbols"]["x2"] == 12 and result["symbols"]["a"] == 9
 
 
-@pytest.mark.parametrize("name", sorted(set(bundled_cases()) - {"cat-climbed"}))
+# cat-climbed-llama has RMSNorm, which PartsModel does not model: tests/test_bundled_cases.py
+# checks it against Hugging Face's LlamaForCausalLM
+@pytest.mark.parametrize("name", sorted(set(bundled_cases()) - {"cat-climbed", "cat-climbed-llama"}))
 def test_bundled_case(name):
     """Every other bundled case (woodchuck: sinusoids, ReLU, biases, tied W_U; crane: 64
     tokens, a hand-set head with d_k = 1 ...) agrees with PartsModel record by record."""

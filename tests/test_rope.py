@@ -78,7 +78,7 @@ def llama_case_text(seed: int) -> str:
     rng = random.Random(f"derive-rope-llama-{seed}")
     d, heads, d_k = _shapes(rng, (2, 4))
     kv = rng.choice([k for k in range(1, heads + 1) if heads % k == 0])
-    V, T, d_mlp = rng.randint(3, 7), rng.randint(1, 5), rng.randint(2, 2 * d)
+    V, T, d_mlp = rng.randint(3, 7), rng.randint(2, 6), rng.randint(2, 2 * d)
     eps = rng.choice(("1e-6", "1e-5", '"1/64"'))
     conventions = ['norm = "rmsnorm"', f"rmsnorm_eps = {eps}",
                    f"rotary_base = {rng.choice(('10000', '500000', '100', '7.5'))}", 'activation = "silu"']
@@ -101,7 +101,7 @@ def neox_case_text(seed: int, parallel: bool = False) -> str:
     rng = random.Random(f"derive-rope-neox-{'parallel-' if parallel else ''}{seed}")
     d, heads, d_k = _shapes(rng, (4, 8))
     fraction = rng.choice(("1/2",) if d_k == 4 else ("1/4", "1/2"))
-    V, T, d_mlp = rng.randint(3, 7), rng.randint(1, 5), rng.randint(2, 2 * d)
+    V, T, d_mlp = rng.randint(3, 7), rng.randint(2, 6), rng.randint(2, 2 * d)
     eps = rng.choice(("1e-5", '"1/64"'))
     conventions = [f"layernorm_eps = {eps}", f'rotary_fraction = "{fraction}"',
                    f"rotary_base = {rng.choice(('10000', '100'))}", 'activation = "gelu_erf"']
@@ -128,7 +128,7 @@ def gptj_case_text(seed: int) -> str:
     rng = random.Random(f"derive-rope-gptj-{seed}")
     d, heads, d_k = _shapes(rng, (4, 8))
     fraction = rng.choice(("1/2", "1") if d_k == 4 else ("1/4", "1/2"))
-    V, T, d_mlp = rng.randint(3, 7), rng.randint(1, 5), rng.randint(2, 2 * d)
+    V, T, d_mlp = rng.randint(3, 7), rng.randint(2, 6), rng.randint(2, 2 * d)
     eps = rng.choice(("1e-5", '"1/64"'))
     conventions = [f"layernorm_eps = {eps}", 'rotary_layout = "interleaved"', f'rotary_fraction = "{fraction}"',
                    'activation = "gelu_tanh"']
@@ -152,12 +152,29 @@ def _load(text: str, tmp_path, name: str):
     return load_case(str(path))
 
 
+class AtPrecision:
+    """A derivation whose values are read at ``prec`` bits instead of the default 128: the
+    certified balls of a large case's pass after the SGD step can lose about 100 bits (a
+    radius of 1e-7 on z with d_model 16, rotary or not), and compare() needs radii below
+    1e-9; everything else is the derivation's own."""
+
+    def __init__(self, derivation, prec: int):
+        self.derivation, self.prec = derivation, prec
+
+    def value(self, ref, prec: int | None = None):
+        return self.derivation.value(ref, max(prec or 0, self.prec))
+
+    def __getattr__(self, name):
+        return getattr(self.derivation, name)
+
+
 def hf_crosscheck(case, build, forward) -> dict:
-    """derive against the HF model ``build(case)`` record by record, gradients included."""
+    """derive against the HF model ``build(case)`` record by record, gradients included
+    (derive's certified balls at 256 bits, each within 1e-9 of HF's double)."""
     with float64_everywhere():
         model, views = build(case)
         expected = reference_elements(case, forward(case, model), views)
-    return compare(derive(case), expected, where=case.name, exported=False)
+    return compare(AtPrecision(derive(case), 256), expected, where=case.name, exported=False)
 
 
 ROTARY = {"q_rot", "k_rot", "qk_rot"}
@@ -180,13 +197,26 @@ def test_llama_agrees(seed, tmp_path):
 
 def test_llama_seeds_cover_the_shapes(tmp_path):
     """The Llama seeds reach multi-query, grouped and full key/value heads, 1 and 2 blocks,
-    one-token prompts, several bases and gains."""
+    several bases and head widths."""
     cases = [_load(llama_case_text(s), tmp_path, f"l{s}") for s in SEEDS]
     kinds = {("mqa" if b.options["kv_heads"] == 1 and c.heads > 1 else
               "mha" if b.options["kv_heads"] == c.heads else "gqa") for c in cases for b in c.blocks}
     assert kinds >= {"mqa", "mha"} and {len(c.blocks) for c in cases} == {1, 2}
     assert len({c.conventions.rotary_base for c in cases}) >= 3
     assert any(c.d_k == 4 for c in cases) and any(c.d_k == 2 for c in cases)
+    assert all(len(c.ids) >= 2 for c in cases)  # pos 0 turns nothing: every case turns a row
+
+
+def test_neox_and_gptj_seeds_cover_partial_rotary(tmp_path):
+    """NeoX turns 1/4 and 1/2 of a head (r = 2 or 4); GPT-J also the whole head, and turns
+    r = 4 columns somewhere (where its interleaved pairs differ from rotate_half's); every
+    case has at least two tokens."""
+    texts = [(neox_case_text(s), "n") for s in SEEDS] + [(gptj_case_text(s), "j") for s in SEEDS]
+    cases = [(_load(t, tmp_path, f"{k}{i}"), k) for i, (t, k) in enumerate(texts)]
+    fractions = {k: {c.conventions.rotary_fraction for c, kind in cases if kind == k} for k in "nj"}
+    assert fractions == {"n": {Fraction(1, 4), Fraction(1, 2)}, "j": {Fraction(1, 4), Fraction(1, 2), Fraction(1)}}
+    assert any(kind == "j" and c.conventions.rotary_fraction * c.d_k == 4 for c, kind in cases)
+    assert all(len(c.ids) >= 2 for c, _ in cases)
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed-{s}" for s in SEEDS])
