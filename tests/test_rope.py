@@ -24,7 +24,6 @@ from fractions import Fraction
 
 import mpmath
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from derive.case import load_case
@@ -35,6 +34,7 @@ from derive.steps import Ref
 
 from gpt2_export import compare, reference_elements
 from random_cases import _matrix, _vector
+from test_gpt2_crosscheck import one_torch_thread  # noqa: F401  (autouse: one torch thread for tiny tensors)
 from rope_export import (float64_everywhere, gptj_forward, gptj_model, llama_forward, llama_model, neox_forward,
                          neox_model)
 
@@ -42,14 +42,6 @@ pytest.importorskip("transformers")
 
 SEEDS = list(range(10))
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One torch thread for tiny tensors on a busy machine (as tests/test_gpt2_crosscheck.py)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _shapes(rng: random.Random, d_ks: tuple[int, ...]) -> tuple[int, int, int]:
