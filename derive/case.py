@@ -42,6 +42,19 @@ def _slot_params(slot: str) -> list[str]:
     return list(dict.fromkeys(f"{slot}_{p.name}" for op in registry.operations("norm") for p in op.params))
 
 
+def _block_fields() -> list[str]:
+    """Every field any ``[[blocks]]`` table may have: its own, every sublayer's weights and
+    options, and the norm slots' (a block may still refuse one its sublayers do not use)."""
+    fields = {"sublayers", "layernorm", "residual", "heads", "layers"}
+    for op in registry.operations("sublayer") + [registry.get("block")]:
+        fields |= {o.field for o in op.options}
+        if op.name != "layers":  # a stack's weights are in its [[blocks.layers]] tables
+            fields |= {p.name for p in op.params}
+    for slot in NORM_SLOTS:
+        fields |= {slot, *_slot_params(slot)}
+    return sorted(fields)
+
+
 def _params_of(kind: str, vectors: bool) -> tuple[str, ...]:
     """The names of the weights of the operations of one kind (vectors or matrices)."""
     return tuple(p.name for op in registry.operations(kind) for p in op.params if (len(p.shape) == 1) == vectors)
@@ -447,6 +460,7 @@ class _Reader:
         where = f"blocks[{index}]."
         if not isinstance(table, dict):
             raise self.fail(f"blocks[{index}]", f"{_describe(table)} is not a table", "a [[blocks]] table")
+        self.known(table, where, _block_fields())  # a misspelled field first, before any shape it would explain
         kinds = registry.names("sublayer")
         sublayers = table.get("sublayers", list(DEFAULT_SUBLAYERS))
         if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds) \
@@ -613,7 +627,14 @@ class _Reader:
     def case(self) -> Case:
         """The whole case; a top-level field no part reads is refused last (the missing
         table it stands for, ``[modle]`` for ``[model]``, is named first)."""
-        case = self._case()
+        try:
+            case = self._case()
+        except CaseError as exc:  # a misspelled table ([inptu] for [input]) is the likelier cause
+            typos = [key for key in self.data if key not in TOP_LEVEL and key not in str(exc)
+                     and difflib.get_close_matches(key.lower(), TOP_LEVEL, n=1, cutoff=0.6)]
+            if typos:
+                self.known({typos[0]: None}, "", TOP_LEVEL)
+            raise
         self.known(self.data, "", TOP_LEVEL)
         return case
 

@@ -59,6 +59,9 @@ def merge(data: dict, case_path: str, model_fields: dict[str, int], block_fields
         raise CaseError(f"{value!r} is not a file name", file=case_path, field="weights",
                         expected='a safetensors file, relative to the case file ("w.safetensors")')
     path = Path(case_path).parent / value
+    if not path.is_file():
+        raise CaseError(f"{value!r}: no such file ({path})", file=case_path, field="weights",
+                        expected="a safetensors file, relative to the case file")
     tensors = read(path, lambda name: _rank(name, model_fields, block_fields))
     where: dict[str, str] = {}
     model = data.setdefault("model", {})

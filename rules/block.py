@@ -86,6 +86,7 @@ def sequential(graph: Graph, case: Case, b: int, block: Block, x: Ids, x_name: s
     what it adds up to (post-norm); see the module docstring."""
     steps: list[Step] = []
     sums: list[tuple[str, Ids]] = []
+    replaced: list[str] = []  # the outputs with no residual connection
     stream, name = x, x_name
     for sublayer_name, spec, summed, out_name, sublayer in SUBLAYERS:
         if sublayer_name not in block.sublayers:
@@ -103,11 +104,12 @@ def sequential(graph: Graph, case: Case, b: int, block: Block, x: Ids, x_name: s
                 steps.append(residual_step(case, b, sums[-1:]))
         else:  # the sublayer's output replaces the stream
             stream, name = out, out_name
+            replaced.append(out_name)
         if block.layernorm and post:
             where = f"{WHERE[sublayer_name][1]}, of {sums[-1][0] if sublayer_name in block.residual else name}"
             stream, name = _norm(graph, case, b, block, spec, stream, name, where, steps)
     if sums and not post:
-        steps.append(residual_step(case, b, sums))
+        steps.append(residual_step(case, b, sums, tuple(replaced)))
     return stream, name, steps
 
 
@@ -138,10 +140,12 @@ def parallel(graph: Graph, case: Case, b: int, block: Block, x: Ids, x_name: str
     if not block.residual:
         y = residual(graph, outputs[0], outputs[1:], "y", b)
         formula = "y = " + " + ".join(names)
+        words = f"The sublayers' outputs are added: {formula}; with no residual connection, {x_name} is not."
     else:
         y = residual(graph, x, outputs, "y", b)
         formula = "y = " + " + ".join([x_name] + names)
-    steps.append(residual_step(case, b, [(formula, y)]))
+        words = f"Both sublayers read {x_name}, and the residual connection adds their outputs to it: {formula}."
+    steps.append(residual_step(case, b, [(formula, y)], words=words))
     return y, "y", steps
 
 

@@ -124,6 +124,8 @@ BAD_CASES = [
      "field convention", ["unknown field; did you mean conventions?", "expected one of"]),
     ("top-level-extra", edit("[vocab]", "foo = 1\n[vocab]"), "field foo", ["unknown field", "expected one of"]),
     ("section-typo", edit("[model]", "[modle]"), "field model", ["missing field (is modle meant to be model?)"]),
+    ("input-table-typo", edit("[vocab]", "[inptu]\nX = [[1, 0, 0, 0]]\n[vocab]").replace("[vocab]", "[vocabb]"),
+     "field inptu", ["unknown field; did you mean input?"]),
     ("block-field-case", edit("[[blocks]]", "[[blocks]]\nW_q = 1"),
      "field blocks[1].W_q", ["did you mean W_Q?"]),
     ("convention-typo", edit('mask = "causal"', 'mak = "causal"'),

@@ -213,3 +213,30 @@ def test_params_count_no_projections_as_none():
     rows = {c.piece: c for c in counts(case_shape(load_case("yeh-small")))}
     assert rows["W_Q, W_K, W_V"].count == rows["W_O"].count == 0
     assert rows["total"].count == 4 * 3 + 3 * 4 and rows["all parameters"].count == 4 * 3 + 3 * 4 + 3 + 4
+
+
+def test_the_residual_sentence_says_which_sublayers_have_one(tmp_path):
+    """With a residual on attention only, the page says h = x + attn and that m replaces
+    the stream, never that each sublayer's output is added back (the sentence follows the
+    sums the block computes)."""
+    case = tmp_path / "residual.toml"
+    case.write_text(edit("[[blocks]]\n", '[[blocks]]\nresidual = ["attention"]\n'), encoding="utf-8")
+    words = next(s for s in derive(load_case(str(case))).steps if s.key == "residual").words
+    assert "h = x + attn" in words and "m has no residual connection: it replaces the stream" in words
+    assert "each" not in words and "y = " not in words
+    seed = next(s for s in derive(load_case("cat-climbed")).steps if s.key == "residual").words
+    assert "each sublayer's output" in seed and "h = x + attn and y = h + m" in seed
+
+
+@pytest.mark.parametrize("typo, field", [("kv_head = 1", "kv_heads"), ("gatd = true", "gated")])
+def test_a_misspelled_block_field_is_named_before_any_shape_it_explains(tmp_path, typo, field):
+    """kv_head = 1 with W_K of kv_heads d_k columns, gatd = true with a W_3: the misspelled
+    field is the error, not the shape (or the W_3) it would have explained."""
+    text = edit("[[blocks]]\n", f"[[blocks]]\n{typo}\n")
+    if field == "gated":
+        text = text.replace('W_O = "I"', 'W_O = "I"\nW_3 = [[1, 0], [0, 1], [1, 1], [0, 0]]')
+    else:
+        text = text.replace("  [0, 0, 1, 0],\n  [1, 0, 0, 0],\n  [0, 0, 0, 0],\n  [0, 1, 0, 1],\n",
+                            "  [0, 0],\n  [1, 0],\n  [0, 0],\n  [0, 1],\n")  # W_K: kv_heads = 1, d_k = 2
+    result, _ = run_case(tmp_path, text)
+    assert_clean_error(result, f"blocks[1].{typo.split()[0]}", f"did you mean {field}?")

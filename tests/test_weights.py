@@ -159,7 +159,7 @@ def test_not_finite(tmp_path, arrays, bad):
 def test_missing_file(tmp_path):
     path = tmp_path / "case.toml"
     path.write_text('weights = "gone.safetensors"\n' + HEAD + "[[blocks]]\n", encoding="utf-8")
-    assert_clean_error(run("run", str(path)), "gone.safetensors", "cannot read the weights file")
+    assert_clean_error(run("run", str(path)), "case.toml", "field weights", "'gone.safetensors': no such file")
     path.write_text('weights = 3\n' + HEAD + "[[blocks]]\n", encoding="utf-8")
     assert_clean_error(run("run", str(path)), "case.toml", "field weights", "not a file name")
 
