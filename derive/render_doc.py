@@ -118,6 +118,7 @@ class StepView:
     equations: list[EquationView]
     notes: list[tuple[str, RichText]] = field(default_factory=list)
     exact: list[tuple[str, str]] = field(default_factory=list)
+    anchor: str = ""  # unique in the case: the key, then key-2, key-3 for later steps of that key
 
 
 class DocumentRenderer:
@@ -146,6 +147,11 @@ class DocumentRenderer:
         self.exact = exact
         self.templates = templates
         self.numbers = {id(s): n for n, s in enumerate(derivation.steps, 1)}
+        seen: dict[str, int] = {}
+        self.anchors = {}  # each step's label: its key, key-2 for the second step with that key, ...
+        for s in derivation.steps:
+            seen[s.key] = seen.get(s.key, 0) + 1
+            self.anchors[id(s)] = s.key if seen[s.key] == 1 else f"{s.key}-{seen[s.key]}"
 
     # ------------------------------------------------------------------ the whole output
     def render(self, steps: list[Step] | None = None, standalone: bool = True) -> str:
@@ -198,7 +204,7 @@ class DocumentRenderer:
                        "value": self.value}
             words = self.templates.words(step.key, self.output, words, context)
         return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations, notes,
-                        self.exact_forms(eq_refs) if self.exact else [])
+                        self.exact_forms(eq_refs) if self.exact else [], self.anchors.get(id(step), step.key))
 
     def table_view(self, table: Table) -> TableView:
         """The view of one table: rows in the printed order, cells and columns typed."""

@@ -132,7 +132,7 @@ class HtmlRenderer(DocumentRenderer):
     def step_frame(self, view: StepView, body: list[str]) -> str:
         """A ``<details>`` whose summary is the step's number and title (the first step open)."""
         is_open = " open" if view.key == self.first else ""
-        return "\n".join([f'<details class="step" id="step-{html.escape(view.key)}"{is_open}>',
+        return "\n".join([f'<details class="step" id="step-{html.escape(view.anchor)}"{is_open}>',
                           f'<summary><span class="number">Step {view.number}.</span> '
                           f'{self.text(view.words.title)}</summary>', '<div class="body">', *body,
                           "</div>", "</details>"])

@@ -98,7 +98,7 @@ class LatexRenderer(DocumentRenderer):
         return STANDALONE % {"packages": PACKAGES, "body": head + body}
 
     def step_frame(self, view: StepView, body: list[str]) -> str:
-        heading = f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}\\label{{derive:{view.key}}}"
+        heading = f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}\\label{{derive:{view.anchor}}}"
         return "\n\n".join([heading] + body)
 
     def table(self, view: TableView) -> str:

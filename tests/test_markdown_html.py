@@ -200,3 +200,15 @@ def test_markdown_keeps_hostile_pieces_and_names_as_text(tmp_path):
         widths = {len(re.findall(r"<t[hd][ >]", row)) for row in rows}
         assert len(widths) == 1, table  # every row as wide as the header: no | split a cell
     assert "<code>a|b</code>" in page  # the piece, whole, as code
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "crane"])
+def test_step_anchors_are_unique(case):
+    """A step key that occurs twice (a post-norm block's two residual steps, two blocks'
+    norms) gets KEY, KEY-2, ...: the HTML ids and the LaTeX labels of a case are unique."""
+    ids = re.findall(r'<details class="step" id="([^"]+)"', cli("html", case))
+    labels = re.findall(r"\\label\{(derive:[^}]+)\}", cli("latex", case))
+    assert ids and len(ids) == len(set(ids)), ids
+    assert labels and len(labels) == len(set(labels)), labels
+    if case == "encoder-post-norm":
+        assert "step-residual-2" in ids and "derive:residual-2" in labels
