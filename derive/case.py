@@ -683,7 +683,11 @@ class _Reader:
             raise self.fail("input.heads", f"{_describe(heads)} is not a positive integer", "a positive integer")
         qkv = {"Q": self.matrix(self.get(table, "Q", "input."), "input.Q", None, None)}
         T, d = len(qkv["Q"]), len(qkv["Q"][0])
-        qkv["K"] = self.matrix(self.get(table, "K", "input."), "input.K", T, d)
+        K = self.matrix(self.get(table, "K", "input."), "input.K", T, None)
+        if len(K[0]) != d:  # a query and a key are multiplied: one width (either may be the mistyped one)
+            raise self.fail("input.K", f"has {len(K[0])} columns but input.Q has {d}",
+                            "Q and K of the same width d_k (V may differ)")
+        qkv["K"] = K
         qkv["V"] = self.matrix(self.get(table, "V", "input."), "input.V", T, None)
         for name, rows in qkv.items():
             if len(rows[0]) % heads:
@@ -757,7 +761,7 @@ class _Reader:
         final_vectors = {name: self.vector(model[name], f"model.{name}", d) for name in allowed if name in model}
         case = Case(
             name=self.data.get("name", Path(self.path).stem),
-            title=self.data.get("title", text),
+            title=self.data.get("title", text or "from the given vectors X"),
             path=self.path, pieces=pieces, ids=ids, target=target, d_model=d, heads=heads,
             E=E, P=P, blocks=blocks,
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,

@@ -117,7 +117,7 @@ CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value fro
                                          "values noted.")]
 OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
                                                   "of the terminal.")]
-WidthOpt = Annotated[Optional[int], typer.Option("--width", min=20, max=100_000, help="The width of the "
+WidthOpt = Annotated[Optional[int], typer.Option("--width", min=40, max=100_000, help="The width of the "
                                                  "page in characters (default: the terminal's; a file or pipe "
                                                  "gets what its widest table needs). A wider table is split "
                                                  "into groups of columns: no number is ever cut.")]

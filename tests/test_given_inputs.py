@@ -200,7 +200,8 @@ def test_mask_error_exit_code(tmp_path):
 
 
 @pytest.mark.parametrize("text, field, message", [
-    ('[input]\nQ = [[1, 2]]\nK = [[1]]\nV = [[1]]\n', "input.K row 1", "has 1 columns"),
+    ('[input]\nQ = [[1, 2]]\nK = [[1]]\nV = [[1]]\n', "input.K", "has 1 columns but input.Q has 2"),
+    ('[input]\nQ = [[1, 2, 3]]\nK = [[1, 2, 3, 4]]\nV = [[1]]\n', "input.K", "has 4 columns but input.Q has 3"),
     ('[input]\nQ = [[1, 2]]\nK = [[1, 2], [3, 4]]\nV = [[1]]\n', "input.K", "has 2 rows"),
     ('[input]\nQ = [[1, 2, 3]]\nK = [[1, 2, 3]]\nV = [[1]]\nheads = 3\n', "input.V", "not divisible by heads"),
     ('[input]\nQ = [[1]]\nV = [[1]]\n', "input.K", "missing field"),
@@ -222,3 +223,11 @@ def test_uniform_keys_with_a_given_mask():
     result = uniform_keys(load("attention-qkv"))
     assert result.passed, result.lines
     assert "32 weights" in " ".join(result.lines)
+
+
+def test_a_case_from_given_vectors_has_a_title(tmp_path):
+    """Without a title, a case that starts from X is called after its vectors, not ''."""
+    case = load_case(str(write(tmp_path, '[input]\nX = [[1, 0], [0, 1]]\n[model]\nd_model = 2\nheads = 1\n'
+                                          '[[blocks]]\nsublayers = ["attention"]\nlayernorm = false\n'
+                                          'projections = false\n')))
+    assert case.title == "from the given vectors X"
