@@ -209,8 +209,11 @@ def output_step(case: Case, f: Ids) -> Step:
 def _check_loss(case: Case) -> tuple[str, str, str] | None:
     """``loss = "mean"`` needs next tokens: a prompt (not a given X) of two or more tokens,
     or a target."""
-    if case.conventions.loss != "mean" or case.conventions.temperature == 0 or not case.pieces:
+    if case.conventions.loss != "mean" or case.conventions.temperature == 0:
         return None
+    if not case.pieces:  # no vocabulary: the case ends with the output rows, no logits and no loss
+        return "conventions.loss", '"mean" but the case has no vocabulary, so no logits and no loss', \
+            'no loss field, or a case with [vocab] and an output layer'
     if case.logits is not None:
         return "conventions.loss", '"mean" reads the rows of a prompt, and given logits are one row', \
             'loss = "last" (the default)'

@@ -202,6 +202,8 @@ def test_mask_error_exit_code(tmp_path):
 @pytest.mark.parametrize("text, field, message", [
     ('[input]\nQ = [[1, 2]]\nK = [[1]]\nV = [[1]]\n', "input.K", "has 1 columns but input.Q has 2"),
     ('[input]\nQ = [[1, 2, 3]]\nK = [[1, 2, 3, 4]]\nV = [[1]]\n', "input.K", "has 4 columns but input.Q has 3"),
+    ('[input]\nQ = [[1], [2]]\nK = [[1], [0]]\nV = [[1], [2]]\n[conventions]\nloss = "mean"\n', "conventions.loss",
+     "no vocabulary, so no logits and no loss"),
     ('[input]\nQ = [[1, 2]]\nK = [[1, 2], [3, 4]]\nV = [[1]]\n', "input.K", "has 2 rows"),
     ('[input]\nQ = [[1, 2, 3]]\nK = [[1, 2, 3]]\nV = [[1]]\nheads = 3\n', "input.V", "not divisible by heads"),
     ('[input]\nQ = [[1]]\nV = [[1]]\n', "input.K", "missing field"),
