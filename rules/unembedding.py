@@ -82,9 +82,7 @@ def given_logits(graph: Graph, case: Case) -> tuple[dict, list[Step]]:
                        for c, v in enumerate(case.logits)]])
     T_temp = case.conventions.temperature
     if T_temp == 0:
-        p = [graph.add(Greedy(c), z.ids()[0], _logit(case, 1)("p")(0, c)) for c in range(len(case.pieces))]
-        table = Table(["token", "z", "p"], [[f"`{piece}`", Ref("before", z.ids()[0][c]), Ref("before", p[c])]
-                                            for c, piece in enumerate(case.pieces)], title="Logits, greedy")
+        p, table = _argmax(graph, case, z.ids()[0], 1, sort=False)
         words = ("T = 0 is greedy decoding: p = 1 for the largest logit (on a tie, the lowest id), 0 for every "
                  "other token. There is no loss and no training step at T = 0.")
         return {"z": z.ids()[0], "exp_z": [], "p": p, "sum": None, "L": None, "rows": {}, "E": []}, \
@@ -190,13 +188,21 @@ def _greedy(graph: Graph, case: Case, f: Ids, W_U: Ids) -> tuple[dict, list[Step
     """T = 0: the logits, and p = 1 for their argmax (lowest id on a tie), 0 elsewhere."""
     last = len(f) - 1
     z = affine(graph, [f[last]], W_U, None, lambda t, c: _logit(case, last + 1)("z")(0, c))[0]
-    p = [graph.add(Greedy(c), z, _logit(case, last + 1)("p")(0, c)) for c in range(len(z))]
-    table = Table(["token", "z", "p"], [[f"`{case.pieces[c]}`", Ref("before", z[c]), Ref("before", p[c])]
-                                        for c in range(len(case.pieces))], title="Logits, greedy", sort_by=1)
+    p, table = _argmax(graph, case, z, last + 1, sort=True)
     words = ("T = 0 is greedy decoding: the next token is the argmax of the logits (on a tie, the lowest id), "
              "with p = 1; every other token gets 0. There is no loss and no training step at T = 0.")
     return {"z": z, "exp_z": [], "p": p, "sum": None, "L": None, "rows": {}}, \
         [Step("logits", "The next token (greedy)", words, [table])]
+
+
+def _argmax(graph: Graph, case: Case, z: list[int], position: int, sort: bool) -> tuple[list[int], Table]:
+    """T = 0 on one row of logits ``z`` (V ids, row ``position``): p_c = 1 for the argmax
+    (the lowest id on a tie), 0 elsewhere, and the table of z and p (sorted by z or not)."""
+    p = [graph.add(Greedy(c), z, _logit(case, position)("p")(0, c)) for c in range(len(z))]
+    table = Table(["token", "z", "p"], [[f"`{piece}`", Ref("before", z[c]), Ref("before", p[c])]
+                                        for c, piece in enumerate(case.pieces)], title="Logits, greedy",
+                  sort_by=1 if sort else None)
+    return p, table
 
 
 def output_step(case: Case, f: Ids) -> Step:
