@@ -439,7 +439,7 @@ def import_command(
     from pathlib import Path
 
     from .checkpoint import import_checkpoint
-    from .weights import save
+    from .weights import serialize
 
     start = time.perf_counter()
     try:
@@ -456,8 +456,8 @@ def import_command(
             raise DeriveError("is the weights file's own name", field="-o",
                               expected="a case file name such as case.toml (its weights go to case.safetensors)")
         imported = import_checkpoint(folder, weights_path.name, prompt, token_ids, target)
-        save(weights_path, imported.tensors, {"source": str(Path(folder).resolve()),
-                                              "architecture": imported.architecture})
+        write_atomic(weights_path, serialize(imported.tensors, {"source": str(Path(folder).resolve()),
+                                                                "architecture": imported.architecture}))
         write_atomic(case_path, imported.toml)
         load_case(str(case_path))  # the case loads as written
     except DeriveError as exc:

@@ -22,8 +22,8 @@ from pathlib import Path
 from .errors import DeriveError
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` as the module docstring says.
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path`` as the module docstring says.
 
     A regular file is written atomically: the text goes to an unnamed temporary file in
     the same folder (Linux ``O_TMPFILE``; elsewhere a hidden temporary name), flushed to
@@ -36,9 +36,14 @@ def write_atomic(path: str | Path, text: str) -> None:
             unwritable folder (naming the path).
     """
     if str(path) == "-":
-        sys.stdout.write(text)
+        if isinstance(text, str):
+            sys.stdout.write(text)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
         sys.stdout.flush()
         return
+    data = text.encode("utf-8") if isinstance(text, str) else text
     if not str(path):
         raise DeriveError("-o needs a file name (or - for the standard output)", file="-o")
     target = Path(os.path.realpath(path))  # a link: the file it points to
@@ -51,23 +56,22 @@ def write_atomic(path: str | Path, text: str) -> None:
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise DeriveError("is a folder; -o expects a file name", file=str(path))
     if info is not None and not stat.S_ISREG(info.st_mode):  # a device, FIFO or socket
-        _write_through(target, text, path)
+        _write_through(target, data, path)
         return
     if info is not None and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise DeriveError("is read-only; not replaced", file=str(path))
     mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
-    data = text.encode("utf-8")
     try:
         _replace(target, data, mode)
     except OSError as exc:
         raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
 
 
-def _write_through(target: Path, text: str, path) -> None:
+def _write_through(target: Path, data: bytes, path) -> None:
     """Write into a device, FIFO or socket as it is (no rename: it must stay what it is)."""
     try:
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(target, "wb") as handle:
+            handle.write(data)
     except OSError as exc:
         raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
 

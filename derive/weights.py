@@ -13,7 +13,7 @@ through ``Fraction(float)``, which is exact; bfloat16 by widening its 16 bits to
 float32 with the same sign, exponent and leading mantissa bits (bfloat16 is the top half
 of a float32), also exact. :func:`merge` puts the tensors into the parsed TOML document
 as rows of Fractions, so the case reader checks their shapes and every other rule sees
-ordinary matrices. :func:`save` writes such a file (float32 or float64, exact).
+ordinary matrices. :func:`serialize` makes such a file's bytes (float32 or float64, exact).
 
 A hostile file is bounded before its data is read: the header size, each
 tensor's dtype, rank and element count, and the total number of values
@@ -214,17 +214,12 @@ def arrays(path: Path, check, expected: str) -> dict:
     return out
 
 
-def save(path: Path, tensors: dict, metadata: dict[str, str] | None = None) -> None:
-    """Write ``tensors`` (name -> numpy array of float32 or float64, named by derive's
-    fields) to the safetensors file ``path``; the values are stored as they are (exact).
-
-    Raises:
-        CaseError: the file cannot be written.
-    """
+def serialize(tensors: dict, metadata: dict[str, str] | None = None) -> bytes:
+    """``tensors`` (name -> numpy array of float32 or float64, named by derive's fields) as
+    the bytes of a safetensors file; the values are stored as they are (exact). The caller
+    writes them (atomically: :func:`derive.output.write_atomic`)."""
     import numpy as np
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
-    try:  # safetensors.numpy writes an array's buffer as it lies: a transposed view would come out untransposed
-        save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(path), metadata=metadata)
-    except OSError as exc:
-        raise CaseError(f"cannot write the weights file: {exc.strerror or exc}", file=str(path)) from None
+    # safetensors.numpy writes an array's buffer as it lies: a transposed view would come out untransposed
+    return save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, metadata=metadata)
