@@ -17,8 +17,8 @@ from .byhand import ByHand, printed
 from .derivation import Derivation
 from .graph import approx, is_exact
 from .printing import RichText, plain_text
-from .rounding import Format
-from .steps import Ref, Step, Table, Vec
+from .rounding import Format, short_decimal
+from .steps import Ref, Table, Vec, refs_of, step_refs, table_refs
 
 
 @dataclass
@@ -36,26 +36,6 @@ class Note:
     def text(self) -> str:
         """The note in the plain notation."""
         return plain_text(self.parts)
-
-
-def step_refs(step: Step) -> list[Ref]:
-    """Every quantity a step shows, in its tables and its equations."""
-    refs = [r for table in step.tables for row in table.rows for c in row for r in refs_of(c)]
-    return refs + [r for eq in step.equations for r in refs_of(eq.rhs)]
-
-
-def table_refs(table: Table) -> list[Ref]:
-    """Every quantity a table shows."""
-    return [r for row in table.rows for c in row for r in refs_of(c)]
-
-
-def refs_of(cell) -> list[Ref]:
-    """The quantities a cell (or equation right-hand side) refers to."""
-    if isinstance(cell, Ref):
-        return [cell]
-    if isinstance(cell, Vec):
-        return list(cell.refs)
-    return []
 
 
 class Printer:
@@ -101,16 +81,7 @@ class Printer:
 
     def _short(self, ref: Ref) -> str | None:
         v = self.derivation.value(ref)
-        if not is_exact(v) or self.fmt.places is None:
-            return None
-        q = Fraction(int(v.p), int(v.q))
-        for places in range(1, self.fmt.places + 1):
-            scaled = q * 10 ** places
-            if scaled.denominator == 1:
-                digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-                sign = self.fmt.minus if q < 0 else ""
-                return f"{sign}{digits[:-places]}.{digits[-places:]}"
-        return None
+        return short_decimal(Fraction(int(v.p), int(v.q)), self.fmt) if is_exact(v) else None
 
     def cell(self, cell, short_exact: bool = False, marks: dict[Ref, str] | None = None) -> str:
         """Text of one cell: a number, a vector ``[a, b, c]`` or literal text; each number

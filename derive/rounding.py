@@ -168,6 +168,22 @@ def format_fraction(q: Fraction, fmt: Format) -> str:
     return _sig_text(n, e, fmt, q < 0)
 
 
+def short_decimal(q: Fraction, fmt: Format) -> str | None:
+    """A given number as the seed prints its given weights (``-0.5``, ``1.0``, not
+    ``-0.500``): its exact decimal with the fewest places from 1 to ``fmt.places`` that
+    hold it, or None when it has more places (or the format counts significant figures):
+    then it is rounded like every other number. Same value as :func:`format_fraction`
+    whenever it is not None."""
+    if fmt.places is None:
+        return None
+    for places in range(1, fmt.places + 1):
+        scaled = q * 10 ** places
+        if scaled.denominator == 1:
+            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+            return f"{fmt.minus if q < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+    return None
+
+
 def format_ball(x: arb, fmt: Format) -> str | None:
     """Correctly round a certified ball to text under ``fmt``, or None when the ball
     does not decide the last digit (evaluate again at a higher precision).

@@ -70,8 +70,9 @@ class Equation:
 class Step:
     """One numbered step of the worked example.
 
-    ``key`` is the name ``--step`` selects (tokens, embedding, positions, layernorm,
-    qkv, attention, mix, residual, mlp, final, logits, loss, gradient, sgd, after)."""
+    ``key`` is the name ``--step`` selects (tokens, embedding, positions, weights,
+    layernorm, qkv, attention, mix, residual, mlp, final, logits, loss, gradient, sgd,
+    after; :func:`derive.registry.step_keys` lists them all)."""
 
     key: str
     title: str
@@ -81,3 +82,23 @@ class Step:
     derivation = None  # the Derivation this step belongs to, set by it (not a field: no cycle in asdict)
     # In Jupyter a step displays itself: derive.notebook, in the outputs layer, gives Step its
     # _repr_html_ and _repr_latex_ when it is imported (the table model imports no renderer).
+
+
+def step_refs(step: Step) -> list[Ref]:
+    """Every quantity a step shows, in its tables and its equations."""
+    refs = [r for table in step.tables for row in table.rows for c in row for r in refs_of(c)]
+    return refs + [r for eq in step.equations for r in refs_of(eq.rhs)]
+
+
+def table_refs(table: Table) -> list[Ref]:
+    """Every quantity a table shows."""
+    return [r for row in table.rows for c in row for r in refs_of(c)]
+
+
+def refs_of(cell) -> list[Ref]:
+    """The quantities a cell (or equation right-hand side) refers to."""
+    if isinstance(cell, Ref):
+        return [cell]
+    if isinstance(cell, Vec):
+        return list(cell.refs)
+    return []
