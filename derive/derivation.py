@@ -120,6 +120,13 @@ class Derivation:
         """The metadata of the quantity a ref points at."""
         return self.graph.nodes[ref.id].meta
 
+    def given(self) -> list[Ref]:
+        """Every given weight (E, P, W_Q, ..., b_2, a norm's gain and bias, W_U), entry by
+        entry in the order the graph holds them: the JSON's ``given`` records. Given
+        inputs (X, Q/K/V, logits, attention weights) are named quantities instead (see
+        :meth:`quantities`)."""
+        return [Ref("before", i) for i in self.graph.param_leaves() if self.graph.nodes[i].meta.symbol == "param"]
+
     def quantities(self) -> list[Ref]:
         """Every named scalar quantity in the order it is computed: the forward pass,
         then dL/dtheta and theta after the step for every weight, then the forward pass

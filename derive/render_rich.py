@@ -114,7 +114,9 @@ class WholeTable:
                 title += f" (columns {group[1] + 1}-{group[-1] + 1} of {len(self.columns)})" if len(group) > 2 \
                     else f" (column {group[-1] + 1} of {len(self.columns)})"
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
-            out = RichTable(title=escape(title) or None, title_justify="left", show_lines=False)
+            if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
+                yield Text(title, style="table.title")
+            out = RichTable(show_lines=False)
             for i, w in zip(group, widths):
                 out.add_column(escape(self.columns[i]), justify="left", width=w, overflow="fold")
             for row in self.rows:

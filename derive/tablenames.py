@@ -16,7 +16,8 @@ say which row (a token of the prompt, a vocabulary piece, an id, a row number):
   (``E_i - 1/10 ∂L/∂E_i``) is evaluated from the exact values of its names;
 - a matrix with ``i \\ j`` keys and tokens as column headers is the title's ``a_{i,j}``;
   a row keyed ``id`` under token headers gives the prompt's ids; ``c_k`` columns under a
-  title ``E`` are the columns of E.
+  title ``E`` (or ``W_Q``, ``b_1``, ... the weights step's) are the columns of that weight,
+  and token columns under ``W_U`` its columns of those pieces.
 
 :func:`cell_claim` returns what a cell must hold: the refs of the named quantity, or the
 exact values a formula or a fact gives. Names are resolved by :func:`derive.names.find`.
@@ -88,6 +89,10 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         if row.piece is None and row.position is None and _word(table.rows[cell.row][0]) == "id":
             return Claim(f"id of {column_piece}", values=[Fraction(case.ids[position - 1])])
         node = _title_name(table.title)
+        param = _param_of(derivation, node) if node is not None else None
+        if param is not None and row.number is not None and column_piece in case.pieces:  # W_U: a column a piece
+            refs = _param_row(derivation, param, row.number, block, head)
+            return Claim(derivation.meta(refs[0]).label, refs=[refs[case.pieces.index(column_piece)]])
         if node is None or row.position is None:
             raise DeriveError(f"the column {header!r} is a token but the table names no quantity")
         name = _label(_substitute(node, {"i": row.position, "j": position}))
@@ -98,11 +103,12 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
     if not mathread.is_name(node):
         return _formula(derivation, node, row, block, head, header)
     if isinstance(node, Sym) and node.base == "c" and _title_name(table.title) is not None:
-        matrix = _title_name(table.title)  # E (12 x 4): the columns c_k of E
+        matrix = _title_name(table.title)  # E (12 x 4), W_Q (4 x 4): the columns c_k of the weight
+        param = _param_of(derivation, matrix) or _base(matrix)
         k = _number(node)
-        refs = _param_row(derivation, _base(matrix), row.id + 1 if row.id is not None else row.number, block)
+        refs = _param_row(derivation, param, row.id + 1 if row.id is not None else row.number, block, head)
         if k is None or not 1 <= k <= len(refs):
-            raise DeriveError(f"{_base(matrix)} has no column {header!r}")
+            raise DeriveError(f"{param} has no column {header!r}")
         return Claim(derivation.meta(refs[k - 1]).label, refs=[refs[k - 1]])
     if isinstance(node, Sym) and node.base == "P" and _param_of(derivation, node) is None:
         return Claim(f"P_{row.position}", refs=_sinusoid_row(derivation, row.position))
@@ -385,11 +391,13 @@ def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
     return row.number or row.position
 
 
-def _param_row(derivation: Derivation, param: str, row: int | None, block) -> list[Ref]:
-    """The leaves of one row of a weight matrix, in column order."""
+def _param_row(derivation: Derivation, param: str, row: int | None, block, head=None) -> list[Ref]:
+    """The leaves of one row of a weight matrix, in column order (of the head's own
+    weight when ``head`` is given and heads have their own, W_Q of head 3)."""
     graph = derivation.graph
     leaves = [i for i in graph.param_leaves() if graph.nodes[i].meta.param == param
-              and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))]
+              and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))
+              and (head is None or graph.nodes[i].meta.head in (None, head))]
     if not leaves:
         raise DeriveError(f"{param} has no row {row}")
     return [Ref("before", i) for i in sorted(leaves, key=lambda i: graph.nodes[i].meta.index)]

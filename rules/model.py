@@ -1,6 +1,7 @@
 """The whole model, top to bottom, as GPT.forward reads in nanoGPT (seed 000's order):
 
     ids = tokenize(text);  x = E[ids] + P          (or a given X, + PE when positioned)
+    the weights W_Q ... W_U, printed before the first block reads them
     for each block:  x = x + Attention(Norm(x));  x = x + MLP(Norm(x))
     f = Norm_f(x);  z = f_T W_U / T;  p = softmax(z);  L = -ln p(target)
     then dL/dtheta, one SGD step, and the same pass with the updated weights.
@@ -21,6 +22,7 @@ from .positions import positions
 from .tokenize import tokens_step
 from .training import training_steps
 from .unembedding import given_logits, output_step, unembedding
+from .weights import weights_step
 
 if TYPE_CHECKING:
     from derive.case import Case
@@ -49,6 +51,7 @@ def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
     name = "x'" if case.X is not None and added else "x"
     if case.X is None or added:
         steps.append(pos_step)
+    inputs = len(steps)  # the weights step goes here, once the whole model has made its weights
     for b, block in enumerate(case.blocks, 1):
         stream, name, block_steps = transformer_block(graph, case, b, block, stream, name)
         steps += block_steps
@@ -57,9 +60,16 @@ def model(graph: Graph, case: Case) -> tuple[list[Step], int | None, dict]:
         steps.append(final)
     if not case.has_unembedding:
         steps.append(output_step(case, stream))
-        return steps, None, {"z": [], "exp_z": [], "p": [], "L": None, "rows": {}}
+        return _with_weights(graph, case, steps, inputs), None, {"z": [], "exp_z": [], "p": [], "L": None, "rows": {}}
     outputs, head_steps = unembedding(graph, case, stream, E)
-    steps += head_steps
+    steps = _with_weights(graph, case, steps + head_steps, inputs)
     if outputs["L"] is not None:
         steps += training_steps(graph, case, outputs["E"], outputs)
     return steps, outputs["L"], outputs
+
+
+def _with_weights(graph: Graph, case: Case, steps: list[Step], at: int) -> list[Step]:
+    """``steps`` with the weights step (rules/weights.py) at index ``at``, after the
+    inputs and before the first block, when the model has weights no other step prints."""
+    weights = weights_step(graph, case, steps)
+    return steps if weights is None else steps[:at] + [weights] + steps[at:]

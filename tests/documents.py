@@ -2,8 +2,8 @@
 reading the numbers back out of a rendered document.
 
 The expected numbers come from the JSON export (``derive run CASE --format json``, its
-``decimal`` fields) and, for the given weights the JSON does not list, from the case
-file's own E and P; never from the renderer under test.
+``decimal`` fields, the given weights' ``given`` records included), never from the
+renderer under test.
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ def derivation_of(case: str):
 @lru_cache(maxsize=None)
 def json_decimals(case: str, *options: str) -> dict[Ref, str]:
     """The ``decimal`` field of each quantity in the JSON export, by its Ref. The records
-    come in the order of :meth:`Derivation.quantities`; their labels are checked."""
+    come in the order of :meth:`Derivation.given` (the weights), then
+    :meth:`Derivation.quantities`; their labels are checked."""
     records = json.loads(cli("run", case, "--format", "json", *options))
     derivation = derivation_of(case)
-    refs = derivation.quantities()
+    refs = derivation.given() + derivation.quantities()
     assert len(refs) == len(records)
     for ref, record in zip(refs, records):
         assert record["label"] == derivation.meta(ref).label
@@ -115,10 +116,11 @@ def aligned_blocks(text: str) -> list[list[str]]:
 
 def check_numbers(case: str, tables: list, equations: list, decimals: dict[Ref, str]) -> int:
     """Walk the case's steps, their tables and equations in order beside the parsed ones,
-    and assert every printed number equals the JSON's decimal (or, for a given weight of E
-    or P, the case's value). Returns how many numbers were compared."""
+    and assert every printed number equals the JSON's decimal (a given weight's equals it
+    as a number: ``-0.5`` and ``-0.500``). Returns how many numbers were compared."""
     derivation = derivation_of(case)
     printer = Printer(derivation, Format())  # only for the order of sorted rows
+    given = set(derivation.given())
     tables, equations = iter(tables), iter(equations)
     compared = 0
     for step in derivation.steps:
@@ -128,17 +130,18 @@ def check_numbers(case: str, tables: list, equations: list, decimals: dict[Ref, 
             assert len(parsed) == len(rows), f"{step.key}: {table.title}"
             for model_row, parsed_row in zip(rows, parsed):
                 for cell, text in zip(model_row, parsed_row):
-                    compared += _compare(derivation, cell, text, decimals, table.short_exact, table.title)
+                    compared += _compare(derivation, cell, text, decimals, table.short_exact, table.title, given)
         if step.equations:
             lines = next(equations)
             assert len(lines) == len(step.equations), step.key
             for eq, line in zip(step.equations, lines):
-                compared += _compare(derivation, eq.rhs, line.rsplit("= ", 1)[1], decimals, False, eq.lhs)
+                compared += _compare(derivation, eq.rhs, line.rsplit("= ", 1)[1], decimals, False, eq.lhs, given)
     assert next(tables, None) is None and next(equations, None) is None, "more tables or equations than steps"
     return compared
 
 
-def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact: bool, where: str) -> int:
+def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact: bool, where: str,
+             given: set[Ref]) -> int:
     refs = [cell] if isinstance(cell, Ref) else cell.refs if isinstance(cell, Vec) else []
     if not refs:
         return 0
@@ -146,18 +149,14 @@ def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact:
     assert len(found) == len(refs), f"{where}: {text!r} has {len(found)} numbers, expected {len(refs)}"
     for ref, printed in zip(refs, found):
         label = f"{where}: {derivation.meta(ref).label}"
-        if ref in decimals:
-            expected = decimals[ref].replace("\u2212", "-")
-            if short_exact and expected[0] != "u":  # an exact short decimal printed as it is: the same number
-                assert Fraction(printed) == Fraction(expected), label
-            else:
-                assert printed == expected, label
+        assert ref in decimals, f"{label}: printed but not in the JSON"
+        expected = decimals[ref].replace("\u2212", "-")
+        if (short_exact or ref in given) and expected[0] != "u":
+            # an exact short decimal printed as it is (the JSON's given weights are, -0.5), or a
+            # given weight in a table that rounds (the SGD step's -0.500): the same number
+            assert Fraction(printed) == Fraction(expected), label
         else:
-            meta = derivation.meta(ref)
-            assert meta.param in ("E", "P"), f"{label}: no independent value to compare with"
-            weight = getattr(derivation.case, meta.param)[meta.position - 1][meta.index - 1]
-            places = len(printed.split(".")[1]) if "." in printed else 0
-            assert abs(Fraction(printed) - weight) <= Fraction(1, 2 * 10 ** places), label
+            assert printed == expected, label
     return len(refs)
 
 

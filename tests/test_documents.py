@@ -180,12 +180,13 @@ def test_templates_replace_the_words(tmp_path):
         "{{ words }}")
     (tmp_path / "attention.latex.j2").write_text("\\emph{Raw} words for step {{ number }} of `{{ case.name }}`.")
     latex = cli("latex", CASES[0], "--templates", str(tmp_path))
-    # mu_5 = 0.000 and sigma_5 = 0.866: the seed 000's step 4.
-    assert "\\subsection*{Step 4. LayerNorm, row by row}" in latex
+    # mu_5 = 0.000 and sigma_5 = 0.866: the seed 000's step 4, derive's step 5 (its step 4
+    # prints the weights, which the seed does not)
+    assert "\\subsection*{Step 5. LayerNorm, row by row}" in latex
     assert "the last row: $\\mu_{5}$ = 0.000 and $\\sigma_{5}$ = 0.866. Each row is normalised" in latex
-    assert "\\emph{Raw} words for step 6 of `cat-climbed`." in latex
+    assert "\\emph{Raw} words for step 7 of `cat-climbed`." in latex
     markdown = cli("markdown", CASES[0], "--templates", str(tmp_path))
-    assert "## Step 4. LayerNorm, row by row" in markdown
+    assert "## Step 5. LayerNorm, row by row" in markdown
     assert "the last row: $\\mu_{5}$ = 0.000" in markdown
     assert "Raw" not in markdown  # the raw template is LaTeX's only
     page = cli("html", CASES[0], "--templates", str(tmp_path), "--step", "layernorm")
