@@ -11,8 +11,11 @@ result sits on a rounding tie (seed 000: from the printed f_5,
 2.49067... gives 2.491).
 
 Inputs a reader does not see printed (scratch values such as x - mu, or a sum of e^s
-that no table shows) are computed by the reader from their own inputs, unrounded; the
-weights are used exactly, as the case gives them. With ``carry="printed"`` every step is
+that no table shows) are computed by the reader from their own inputs, unrounded. The
+given numbers (the weights, printed by the weights, embedding and positions steps, and
+given inputs) are taken as printed: exactly when they fit the places (``-0.5``), else
+with the digits the table shows (a weight 0.96875 printed at 3 places is 0.969 to the
+reader); a constant no table shows (the 1 a bias multiplies) is exact. With ``carry="printed"`` every step is
 recomputed from the previous step's printed values (the way a student works on paper),
 and the chain's drift from the exact values is reported cell by cell.
 """
@@ -227,6 +230,7 @@ class ByHand:
         self.printed = printed
         self.carry = carry
         self._raw: dict[int, Value] = {}
+        self._givens: dict[int, tuple] = {}
         self._chain: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ reader inputs
@@ -236,7 +240,7 @@ class ByHand:
         computation (written out when it is short)."""
         node = self.graph.nodes[node_id]
         if node.op is None:
-            return node.leaf, F.number(Fraction(int(node.leaf.p), int(node.leaf.q)))
+            return self._given(node_id)
         shown = self._shown(node_id)
         if shown is not None:
             return fmpq(shown.numerator, shown.denominator), F.Dec(self._shown_text(node_id))
@@ -245,6 +249,21 @@ class ByHand:
             # a scratch step or an unprinted sum: the reader writes it out
             return value, node.op.hand([self._input(p)[1] for p in node.parents])
         return value, self._value_expr(value)
+
+    def _given(self, node_id: int) -> tuple[fmpq, sympy.Expr]:
+        """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
+        formula): as printed when a table shows it with other digits than its exact value
+        (a weight rounded to the places), else exactly (``-0.5``, ``1``)."""
+        if node_id not in self._givens:
+            leaf = self.graph.nodes[node_id].leaf
+            exact = Fraction(int(leaf.p), int(leaf.q))
+            text = self.printed.get(Ref("before", node_id))
+            if is_number(text) and printed_fraction(text) != exact:
+                q = printed_fraction(text)
+                self._givens[node_id] = fmpq(q.numerator, q.denominator), F.Dec(text.replace("\u2212", "-"))
+            else:
+                self._givens[node_id] = leaf, F.number(exact)
+        return self._givens[node_id]
 
     def _shown(self, node_id: int) -> Fraction | None:
         """The value a reader sees printed for a node, or None (not on the page, or
@@ -331,7 +350,8 @@ class ByHand:
             return None
         node = self.graph.nodes[ref.id]
         eta = self.derivation.case.conventions.learning_rate
-        before = Fraction(int(node.leaf.p), int(node.leaf.q))
+        given = self._given(ref.id)[0]  # the weight as printed
+        before = Fraction(int(given.p), int(given.q))
         g = printed_fraction(grad_text)
         moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
         value = before - eta * g if moved else before
@@ -397,7 +417,7 @@ class ByHand:
             with ctx.workprec(READER_PREC):
                 for i, node in enumerate(self.graph.nodes):
                     if node.op is None:
-                        values[i] = node.leaf
+                        values[i] = self._given(i)[0]  # a weight as printed
                         continue
                     try:
                         v = node.op.eval([values[p] for p in node.parents])

@@ -21,8 +21,12 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
+from derive.byhand import ByHand
 from derive.case import bundled_cases, load_case
+from derive.cells import Printer
 from derive.derivation import derive
+from derive.printing import text
+from derive.rounding import Format
 
 from documents import cli
 
@@ -258,3 +262,17 @@ def test_every_weight_of_a_weights_file_is_printed(file_case):
     assert check_printed(weights, out, 1, 3) == sum(len(r) * len(r[0]) for r in weights.values())
     assert "W_Q (2 x 2)" in rich_tables(out) and "ln1_gain (1 x 2)" in rich_tables(out)
 
+
+def test_a_note_uses_a_weight_as_printed(file_case):
+    """W_Q_{1,1} = 0.0625 prints as 0.063 at 3 places: the reader's q_t[1] multiplies by
+    0.063, never by 0.0625; at 4 places the weight prints whole and the reader uses it."""
+    derivation = derive(load_case(str(file_case)))
+    (q_11,) = [i for i, n in enumerate(derivation.graph.nodes) if n.meta.label == "q_1[1]"]
+    from derive.steps import Ref
+    for places, shown in ((3, "0.063"), (4, "0.0625")):
+        fmt = Format(places=places)
+        hand = ByHand(derivation, fmt, Printer(derivation, fmt).text)
+        formula = text(hand.reading(Ref("before", q_11)).formula)
+        assert f"\u00b7{shown}" in formula.replace(" ", ""), formula
+        if places == 3:
+            assert "0.0625" not in formula, formula
