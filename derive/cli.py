@@ -20,6 +20,8 @@ from .derivation import derive
 from .errors import DeriveError
 from .export_json import records
 from .output import write_atomic
+from .render_doc import HEAD_ROWS, TAIL_ROWS
+from .render_latex import ROW_LIMIT
 from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
 
@@ -221,6 +223,9 @@ def latex(
                                     "pdflatex (default: a fragment to \\input, whose first lines name the "
                                     "packages it needs)."),
     exact: ExactOpt = False,
+    all_rows: bool = typer.Option(False, "--all-rows", metavar="", help="Print every row of a large table (default: "
+                                  f"a table of more than {ROW_LIMIT} rows shows its first {HEAD_ROWS} and last "
+                                  f"{TAIL_ROWS} rows, and says how many it leaves out)."),
     templates: TemplatesOpt = None,
     places: PlacesOpt = None,
     sig: SigOpt = None,
@@ -233,7 +238,7 @@ def latex(
     from .render_latex import LatexRenderer
 
     write_document(LatexRenderer, case, output, step, standalone, templates,
-                   (places, sig, rounding.value, signed_zero), carry.value, exact)
+                   (places, sig, rounding.value, signed_zero), carry.value, exact, all_rows=all_rows)
 
 
 @app.command()
