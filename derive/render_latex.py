@@ -277,6 +277,13 @@ class Column:
     kind: str
     layout: VectorLayout | None = None
 
+    @property
+    def lines(self) -> int:
+        """The lines a cell of this column takes: more than one for a broken vector."""
+        if self.layout is None or not self.layout.per_line:
+            return 1
+        return -(-len(self.layout.widths) // self.layout.per_line)
+
 
 def key_columns(kinds: list[str]) -> list[int]:
     """The columns each group of a split table repeats: those before the first number or
@@ -339,7 +346,7 @@ class LatexRenderer(DocumentRenderer):
         (siunitx ``S`` columns, and the entries of a vector column padded to one layout,
         see :func:`vector_layout`); a vector too long for the line broken after a comma;
         a table wider than the line split into groups of columns, each repeating the key
-        columns (token, id); a long one cut into parts of :data:`ROWS_PER_PART` rows. A
+        columns (token, id); a long one cut into parts of :data:`ROWS_PER_PART` lines. A
         summarised table's gap row spans the table."""
         columns = [self.column_layout(view, j) for j in range(len(view.columns))]
         keys = key_columns(view.kinds)
@@ -347,9 +354,10 @@ class LatexRenderer(DocumentRenderer):
         title = self.label(view.title) if view.title else ""
         lines = []
         for g, group in enumerate(groups):
-            for start in range(0, max(len(view.rows), 1), ROWS_PER_PART):
+            per_part = ROWS_PER_PART // max(columns[j].lines for j in group)
+            for start in range(0, max(len(view.rows), 1), per_part):
                 # Each part is a minipage (its title and rows stay together on one page).
-                rows = view.rows[start:start + ROWS_PER_PART]
+                rows = view.rows[start:start + per_part]
                 first = not g and not start
                 lines += ["\\begin{center}", "\\begin{minipage}{\\linewidth}\\centering\\small"]
                 lines.append(PART % {"continued": "" if first else "continued, ", "first": start + 1,
