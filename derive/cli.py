@@ -22,6 +22,7 @@ from .export_json import records
 from .output import write_atomic
 from .render_doc import HEAD_ROWS, TAIL_ROWS
 from .render_latex import ROW_LIMIT
+from .printing import counted
 from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
 
@@ -362,12 +363,12 @@ def cases() -> None:
         try:
             case = load_case(str(path))
             if case.logits is not None:  # a softmax exercise: no model
-                console.print(f"{name}: {case.title!r} (logits over {_count(len(case.pieces), 'token')})",
+                console.print(f"{name}: {case.title!r} (logits over {counted(len(case.pieces), 'token')})",
                               highlight=False)
                 continue
             heads = max(len(b.heads) if b.heads else case.heads for b in case.blocks)
-            console.print(f"{name}: {case.title!r} ({len(case.tokens)} tokens, d_model = {case.d_model}, "
-                          f"{_count(heads, 'head')}, {_count(len(case.blocks), 'block')})", highlight=False)
+            console.print(f"{name}: {case.title!r} ({counted(len(case.tokens), 'token')}, d_model = {case.d_model}, "
+                          f"{counted(heads, 'head')}, {counted(len(case.blocks), 'block')})", highlight=False)
         except DeriveError as exc:
             console.print(f"{name}: cannot load ({exc})", highlight=False)
 
@@ -468,7 +469,7 @@ def import_command(
     except DeriveError as exc:
         fail(exc)
     Console().print(f"wrote {case_path} and {weights_path.name}: {imported.architecture}, "
-                    f"{_count(imported.tokens, 'token')}, {imported.values} weights, exact "
+                    f"{counted(imported.tokens, 'token')}, {imported.values} weights, exact "
                     f"({time.perf_counter() - start:.2f} s); next: derive run {case_path}", highlight=False)
 
 
@@ -495,10 +496,6 @@ def params_command(
     console = Console()
     console.print(table)
     console.print("\n".join(notes), highlight=False)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("s" if n != 1 else "")
 
 
 def main() -> None:
