@@ -4,15 +4,21 @@ headless Chromium with no console message, every formula typeset, and a screensh
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+from collections import Counter
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from documents import (CASES, ROOT, aligned_blocks, check_numbers, cli, derivation_of, json_decimals, katex_failures,
-                       katex_ready, markdown_tables, math_in_markdown, tool)
+from documents import (CASES, NUMBER, ROOT, aligned_blocks, check_numbers, cli, derivation_of, json_decimals,
+                       katex_failures, katex_ready, markdown_tables, math_in_markdown, tool)
+from derive.cells import Printer
+from derive.rounding import Format
+from derive.steps import Ref, Vec
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
@@ -212,3 +218,96 @@ def test_step_anchors_are_unique(case):
     assert labels and len(labels) == len(set(labels)), labels
     if case == "encoder-post-norm":
         assert "step-residual-2" in ids and "derive:residual-2" in labels
+
+
+def printed_json_decimals(case: str) -> Counter:
+    """How often each of the JSON export's decimals is printed in the case's tables and
+    equations (the cells and right sides that stand for a quantity the JSON lists; the
+    given E and P, printed short, are left out), minus signs made ASCII."""
+    derivation, decimals = derivation_of(case), json_decimals(case)
+    printer = Printer(derivation, Format())
+    cells = [cell for step in derivation.steps for table in step.tables if not table.short_exact
+             for row in printer.rows(table) for cell in row]
+    cells += [eq.rhs for step in derivation.steps for eq in step.equations]
+    refs = [r for c in cells for r in ([c] if isinstance(c, Ref) else c.refs if isinstance(c, Vec) else [])]
+    return Counter(decimals[r].replace("\u2212", "-") for r in refs if r in decimals)
+
+
+def numbers_of_text(text: str) -> Counter:
+    """The numbers written in a text (a PDF's words), minus signs made ASCII."""
+    return Counter(NUMBER.findall(text.replace("\u2212", "-")))
+
+
+@pytest.mark.parametrize("case", ["cat-climbed", "encoder-post-norm"])
+def test_html_print_shows_every_step(case, tmp_path):
+    """Printed (Chromium's print to PDF), the page shows every step, not only the open
+    one: every decimal of the JSON export that the tables and equations hold is in the
+    PDF's text as often, whole, and no word runs past the page's right edge."""
+    page = tmp_path / "page.html"
+    cli("html", case, "-o", str(page))
+    pdf = tmp_path / "page.pdf"
+    done = chromium(tmp_path, page.as_uri(), "--no-pdf-header-footer", f"--print-to-pdf={pdf}")
+    assert pdf.is_file(), done.stderr
+    text = subprocess.run([tool("pdftotext"), str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    steps = derivation_of(case).steps
+    assert [int(n) for n in re.findall(r"Step (\d+)\.", text)] == list(range(1, len(steps) + 1))
+    expected, found = printed_json_decimals(case), numbers_of_text(text)
+    assert sum(expected.values()) > 200
+    missing = {number: count - found[number] for number, count in expected.items() if found[number] < count}
+    assert missing == {}
+    bbox = subprocess.run([tool("pdftotext"), "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    width = float(re.search(r'<page width="([\d.]+)"', bbox).group(1))
+    right = max(float(x) for x in re.findall(r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)"', bbox))
+    assert right <= width - 18  # inside the page, in its right margin at most
+
+
+LAYOUT_CHECK = """<script>
+document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
+var report = {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
+              overflowing: [], tables: []};
+document.querySelectorAll("main *").forEach(function (el) {
+  if (!el.closest(".table-scroll, .equations, .katex") && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
+    report.overflowing.push(el.tagName + "." + el.className);
+  }
+});
+var main = document.querySelector("main").getBoundingClientRect();
+document.querySelectorAll("main table").forEach(function (table) {
+  var box = table.parentElement, heads = table.querySelectorAll("th");
+  box.scrollLeft = box.scrollWidth;
+  report.tables.push({box: box.className, overflow: getComputedStyle(box).overflowX, table: table.offsetWidth,
+                      scroll: box.scrollWidth, client: box.clientWidth, boxRight: box.getBoundingClientRect().right,
+                      mainRight: main.right, lastRight: heads[heads.length - 1].getBoundingClientRect().right});
+});
+var out = document.createElement("pre");
+out.id = "layout";
+out.textContent = JSON.stringify(report);
+document.body.appendChild(out);
+</script>
+"""
+
+
+def test_html_tables_scroll_inside_their_box(tmp_path):
+    """At 1200 px with every step open, nothing but a table's own box is wider than the
+    page: each table sits in a box that scrolls sideways (the seed's MLP table, wider
+    than the text column, among them), the box ends at the column's edge, and scrolled
+    to its end it shows the last column whole. A screenshot of the MLP step is taken."""
+    page = tmp_path / "page.html"
+    cli("html", CASES[0], "-o", str(page))
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"), encoding="utf-8")
+    done = chromium(tmp_path, probe.as_uri(), "--window-size=1200,1600", "--dump-dom")
+    report = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    assert report["page"] <= report["view"]  # the page itself never scrolls sideways
+    assert report["overflowing"] == []
+    assert len(report["tables"]) == sum(len(s.tables) for s in derivation_of(CASES[0]).steps)
+    wide = [t for t in report["tables"] if t["table"] > t["client"]]
+    assert wide, "no table is wider than the column at 1200 px: the test checks nothing"
+    for table in report["tables"]:
+        assert (table["box"], table["overflow"]) == ("table-scroll", "auto")
+        assert table["scroll"] >= table["table"] and table["boxRight"] <= table["mainRight"] + 0.5
+        assert table["lastRight"] <= table["boxRight"] + 0.5  # scrolled to the end: the last column whole
+
+    shot = tmp_path / "mlp.png"
+    chromium(tmp_path, page.as_uri() + "#step-mlp", "--window-size=1200,1300", f"--screenshot={shot}")
+    assert shot.read_bytes().startswith(b"\x89PNG")
