@@ -192,6 +192,16 @@ def page_console(width: Optional[int], renderable, **options) -> Console:
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
+Flavor = Enum("Flavor", {f: f for f in ("pandoc", "katex", "github")}, type=str)
+FlavorOpt = Annotated[Flavor, typer.Option("--flavor", help="What renders the Markdown, so that its math survives: "
+                                           "pandoc (also Jupyter and math-aware processors: the TeX as it is), "
+                                           "katex (a plain CommonMark processor, then KaTeX's auto-render: "
+                                           "backslashes and Markdown punctuation escaped) or github ($\\`...\\`$ "
+                                           "and \\`\\`\\`math blocks).")]
+MathOpt = Annotated[Optional[MathDelimiters], typer.Option("--math", help="Math delimiters: dollars ($...$ and "
+                                                           "$$...$$) or brackets (\\\\(...\\\\) and \\\\[...\\\\]); "
+                                                           "default brackets for katex (auto-render's own), "
+                                                           "dollars otherwise; github reads dollars only.")]
 
 
 def write_document(renderer, case: str, output: Optional[str], step: Optional[str], standalone: bool,
@@ -247,8 +257,8 @@ def markdown(
     case: CaseArg,
     output: OutputOpt = None,
     step: StepOpt = None,
-    math: MathDelimiters = typer.Option("dollars", "--math", help="Math delimiters: dollars ($...$ and $$...$$) "
-                                        "or brackets (\\(...\\) and \\[...\\])."),
+    flavor: FlavorOpt = Flavor("pandoc"),
+    math: MathOpt = None,
     fragment: bool = typer.Option(False, "--fragment", metavar="", help="Leave out the title and the opening sentence."),
     exact: ExactOpt = False,
     templates: TemplatesOpt = None,
@@ -259,11 +269,14 @@ def markdown(
     carry: CarryOpt = Carry("exact"),
 ) -> None:
     """The worked example of CASE as Markdown with KaTeX/MathJax math: one section per step,
-    Markdown tables, equations in aligned."""
-    from .render_markdown import MarkdownRenderer
+    Markdown tables, equations in aligned, the math written for the renderer --flavor names."""
+    from .render_markdown import FLAVORS, MarkdownRenderer
 
+    if math is not None and math.value not in FLAVORS[flavor.value]:
+        raise typer.BadParameter(f"--flavor {flavor.value} writes math between dollars only", param_hint="--math")
     write_document(MarkdownRenderer, case, output, step, not fragment, templates,
-                   (places, sig, rounding.value, signed_zero), carry.value, exact, math=math.value)
+                   (places, sig, rounding.value, signed_zero), carry.value, exact, flavor=flavor.value,
+                   math=math and math.value)
 
 
 @app.command()
