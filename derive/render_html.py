@@ -48,6 +48,8 @@ STYLE = """
 .derive code { font-family: 'DejaVu Sans Mono', Menlo, monospace; font-size: .92em; background: #f3f1ec; padding: 0 .15em; }
 .derive ol.notes { list-style: none; padding-left: 0; font-size: .88rem; color: #333; }
 .derive .equations { overflow-x: auto; }
+.derive .exact { display: flex; flex-wrap: wrap; gap: .5rem 2.5rem; align-items: baseline; margin: .6rem 0; }
+.derive .exact .form { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding: .2rem 0; }
 .derive .controls button { font: inherit; font-size: .9rem; }
 @media print {
   .derive { max-width: none; }
@@ -55,7 +57,7 @@ STYLE = """
   .derive details.step::details-content { content-visibility: visible; display: block; }
   .derive details.step > summary { list-style: none; break-after: avoid; }
   .derive details.step > summary::-webkit-details-marker { display: none; }
-  .derive .table-scroll, .derive .equations { overflow: visible; }
+  .derive .table-scroll, .derive .equations, .derive .exact .form { overflow: visible; }
   .derive table { font-size: 9pt; }
   .derive th, .derive td { white-space: normal; padding: .1rem .4rem; }
   .derive td.number, .derive td.integer { white-space: nowrap; }
@@ -187,6 +189,13 @@ class HtmlRenderer(DocumentRenderer):
         """The notes as a list, each led by its mark."""
         return ('<ol class="notes">' + "".join(f"<li>{self.mark(m)} {self.rich(t)}</li>" for m, t in notes)
                 + "</ol>")
+
+    def exact_display(self, forms: list[tuple[str, str]]) -> str:
+        """The exact forms as a row of display-style formulas, one box each, that wraps
+        as the width allows (three or four to a line on a wide screen, one on a printed
+        page) instead of one aligned block as wide as its widest row."""
+        boxes = (self.inline_math("\\displaystyle " + name + " = " + form) for name, form in forms)
+        return '<div class="exact">' + "".join(f'<span class="form">{box}</span>' for box in boxes) + "</div>"
 
     def display(self, tex_math: str) -> str:
         """Display math for KaTeX's auto-render."""

@@ -324,6 +324,41 @@ def test_html_tables_scroll_inside_their_box(tmp_path):
 
 
 
+PRINT_PROBE = """<script>
+document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
+var wider = [];
+document.querySelectorAll("main *").forEach(function (el) {
+  if (el.closest("svg, .katex-mathml")) return;  // KaTeX's drawn strokes and its hidden MathML
+  if (el.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5) {
+    wider.push((el.closest(".form, .equations, td, li, p, figcaption") || el).textContent.slice(0, 80));
+  }
+});
+var out = document.createElement("pre");
+out.id = "layout";
+out.textContent = JSON.stringify({page: document.documentElement.scrollWidth,
+                                  view: document.documentElement.clientWidth, wider: wider.slice(0, 5)});
+document.body.appendChild(out);
+</script>
+"""
+
+
+@pytest.mark.parametrize("case, options", [(CASES[0], ()), (CASES[0], EXACT), ("encoder-post-norm", EXACT)],
+                         ids=[CASES[0], f"{CASES[0]}, exact", "encoder-post-norm, exact"])
+def test_html_print_layout_fits_the_page(case, options, tmp_path):
+    """Laid out with the print style sheet (applied to the screen here, so the layout can
+    be measured) in a 700 px window, narrower than A4's or Letter's text width at
+    Chromium's default margins: no table, formula or exact form runs past the edge,
+    where a printer would cut it (an aligned block of exact forms was 1160 px wide)."""
+    page = cli("html", case, *options)
+    assert "@media print" in page
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("@media print", "@media all").replace("</body>", PRINT_PROBE + "</body>"),
+                     encoding="utf-8")
+    done = chromium(tmp_path, probe.as_uri(), "--window-size=700,1000", "--dump-dom")
+    report = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    assert report["wider"] == [] and report["page"] <= report["view"] < 700
+
+
 class Recorder(MarkdownRenderer):
     """derive's Markdown renderer, keeping each formula it writes as TeX, before any
     escaping: what the reader is meant to see typeset."""
