@@ -202,7 +202,8 @@ W_2 = "I"
 def test_markdown_keeps_hostile_pieces_and_names_as_text(tmp_path, flavor):
     """A piece with | keeps its table's columns, and HTML in a piece or a case's name is
     text, when the Markdown of each flavour goes through a CommonMark renderer with GFM
-    tables (markdown-it-py, Rich's own Markdown parser)."""
+    tables (markdown-it-py, Rich's own Markdown parser); through the flavour's own
+    renderer every formula arrives as derive wrote it."""
     from markdown_it import MarkdownIt
 
     case = tmp_path / "hostile.toml"
@@ -216,6 +217,9 @@ def test_markdown_keeps_hostile_pieces_and_names_as_text(tmp_path, flavor):
         widths = {len(re.findall(r"<t[hd][ >]", row)) for row in rows}
         assert len(widths) == 1, table  # every row as wide as the header: no | split a cell
     assert "<code>a|b</code>" in page  # the piece, whole, as code
+    text, meant = flavored(str(case), flavor)  # and through the flavour's own renderer, every formula whole
+    math = FLAVORS[flavor][0]
+    assert Counter(rendered_formulas(to_html(text, flavor, math), flavor, math)) == meant
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c != "crane"])
