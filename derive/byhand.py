@@ -377,8 +377,9 @@ class ByHand:
                 continue
             total = sum(printed_fraction(t) for t in terms)
             if total != 1:
-                if symbol == "p":
-                    row, where = Name("p"), " (softmax over the vocabulary)"
+                if symbol == "p":  # p_t when the loss reads several rows (loss = "mean"), else p
+                    several = len(self.derivation.outputs.get("rows") or {}) > 1
+                    row, where = Name("p", position=position if several else None), " (softmax over the vocabulary)"
                 else:
                     row = Name("a", position=position, index="j")
                     where = f" of head {head}" + (f", block {block}" if block and len(self.derivation.case.blocks) > 1
