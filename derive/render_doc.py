@@ -11,6 +11,11 @@ c...), and with ``exact`` the exact form of every quantity. A subclass prints th
 ``document`` (the whole output), ``step``, ``table``, and the three kinds of running text
 (``prose``, ``inline_math``, ``piece``); the equations are one TeX ``aligned`` block that
 all three print (:meth:`DocumentRenderer.aligned`).
+
+Shared policy: a note is printed once per document (:meth:`DocumentRenderer.marked_once`);
+a renderer with a :attr:`~DocumentRenderer.row_limit` (LaTeX: 16) summarises a longer table
+as its first and last rows around a gap row that counts the rows left out
+(:func:`elide_rows`, :func:`omitted_sentence`), and ``all_rows`` turns that off.
 """
 
 from __future__ import annotations

@@ -58,9 +58,10 @@ def pages(log: str) -> int:
 
 def font_sizes(pdf: Path) -> tuple[int, float]:
     """The smallest design size of the PDF's fonts (Latin Modern names its size:
-    LMRoman8, LMMathItalic10) and the height of its lowest word of two or more characters
-    (pdftotext -bbox; a single glyph of the math extension font, a sum sign, has the box
-    of no font size)."""
+    LMRoman8, LMMathItalic10) and the height of its lowest word of two or more letters or
+    digits (pdftotext -bbox; the glyphs of the math extension font, a sum sign, a big
+    bracket's pieces, come out as one letter, control or private-use characters, and have
+    the box of no font size)."""
     fonts = subprocess.run([tool("pdffonts"), pdf.name], cwd=pdf.parent, capture_output=True, text=True,
                            check=True, timeout=120).stdout
     names = [line.split()[0] for line in fonts.splitlines()[2:]]
@@ -70,7 +71,7 @@ def font_sizes(pdf: Path) -> tuple[int, float]:
                            text=True, check=True, timeout=300).stdout
     heights = [float(y1) - float(y0) for y0, y1, word in
                re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', boxes)
-               if len(word) > 1]
+               if sum(c.isalnum() for c in word) > 1]
     return design, min(heights)
 
 
