@@ -357,8 +357,10 @@ class ByHand:
         value = before - eta * g if moved else before
         step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
         formula = F.Chain(step, F.number(value)) if moved else F.number(before)
+        trained = self.derivation.case.conventions.trained
+        still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
-                            formula, fmpq(value.numerator, value.denominator), "" if moved else " (not trained)")
+                            formula, fmpq(value.numerator, value.denominator), "" if moved else still)
 
     def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value, remark: str = "") -> Reading:
         with ctx.workprec(READER_PREC):
@@ -395,8 +397,9 @@ class ByHand:
                 continue
             total = sum(printed_fraction(t) for t in terms)
             if total != 1:
-                if symbol == "p":
-                    row, where = Name("p"), " (softmax over the vocabulary)"
+                if symbol == "p":  # p_t when the loss reads several rows (loss = "mean"), else p
+                    several = len(self.derivation.outputs.get("rows") or {}) > 1
+                    row, where = Name("p", position=position if several else None), " (softmax over the vocabulary)"
                 else:
                     row = Name("a", position=position, index="j")
                     where = f" of head {head}" + (f", block {block}" if block and len(self.derivation.case.blocks) > 1

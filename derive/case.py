@@ -137,6 +137,8 @@ class Case:
         qkv: Q, K, V given directly (``[input] Q, K, V``: T x heads d_k, T x heads d_k,
             T x heads d_v; an attention exercise: one block with attention only, no norm,
             no residual, no W_O), or None; ``d_model`` is then the width of Q.
+        text: the prompt as the case writes it (``prompt.text``), which the tokenizer cut
+            into ``ids``; None when the case gives the ids (``prompt.ids``) or no prompt.
     """
 
     name: str
@@ -159,6 +161,7 @@ class Case:
     final_norm: str = "layernorm"
     logits: Vector | None = None
     qkv: dict[str, Matrix] | None = None
+    text: str | None = None
 
     @property
     def d_k(self) -> int:
@@ -766,6 +769,7 @@ class _Reader:
             E=E, P=P, blocks=blocks,
             W_U=W_U, conventions=conventions, final_vectors=final_vectors, X=X, labels=labels,
             context_length=context_length, final_norm=final_norm,
+            text=text if not given and "ids" not in self.data["prompt"] else None,
         )
         return self.checked(case)
 

@@ -20,6 +20,9 @@ from .derivation import derive
 from .errors import DeriveError
 from .export_json import records
 from .output import write_atomic
+from .render_doc import HEAD_ROWS, TAIL_ROWS
+from .render_latex import ROW_LIMIT
+from .printing import counted
 from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
 
@@ -189,6 +192,16 @@ def page_console(width: Optional[int], renderable, **options) -> Console:
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
+Flavor = Enum("Flavor", {f: f for f in ("pandoc", "katex", "github")}, type=str)
+FlavorOpt = Annotated[Flavor, typer.Option("--flavor", help="What renders the Markdown, so that its math survives: "
+                                           "pandoc (also Jupyter and math-aware processors: the TeX as it is), "
+                                           "katex (a plain CommonMark processor, then KaTeX's auto-render: "
+                                           "backslashes and Markdown punctuation escaped) or github ($\\`...\\`$ "
+                                           "and \\`\\`\\`math blocks).")]
+MathOpt = Annotated[Optional[MathDelimiters], typer.Option("--math", help="Math delimiters: dollars ($...$ and "
+                                                           "$$...$$) or brackets (\\\\(...\\\\) and \\\\[...\\\\]); "
+                                                           "default brackets for katex (auto-render's own), "
+                                                           "dollars otherwise; github reads dollars only.")]
 
 
 def write_document(renderer, case: str, output: Optional[str], step: Optional[str], standalone: bool,
@@ -221,6 +234,9 @@ def latex(
                                     "pdflatex (default: a fragment to \\input, whose first lines name the "
                                     "packages it needs)."),
     exact: ExactOpt = False,
+    all_rows: bool = typer.Option(False, "--all-rows", metavar="", help="Print every row of a large table (default: "
+                                  f"a table of more than {ROW_LIMIT} rows shows its first {HEAD_ROWS} and last "
+                                  f"{TAIL_ROWS} rows, and says how many it leaves out)."),
     templates: TemplatesOpt = None,
     places: PlacesOpt = None,
     sig: SigOpt = None,
@@ -233,7 +249,7 @@ def latex(
     from .render_latex import LatexRenderer
 
     write_document(LatexRenderer, case, output, step, standalone, templates,
-                   (places, sig, rounding.value, signed_zero), carry.value, exact)
+                   (places, sig, rounding.value, signed_zero), carry.value, exact, all_rows=all_rows)
 
 
 @app.command()
@@ -241,8 +257,8 @@ def markdown(
     case: CaseArg,
     output: OutputOpt = None,
     step: StepOpt = None,
-    math: MathDelimiters = typer.Option("dollars", "--math", help="Math delimiters: dollars ($...$ and $$...$$) "
-                                        "or brackets (\\(...\\) and \\[...\\])."),
+    flavor: FlavorOpt = Flavor("pandoc"),
+    math: MathOpt = None,
     fragment: bool = typer.Option(False, "--fragment", metavar="", help="Leave out the title and the opening sentence."),
     exact: ExactOpt = False,
     templates: TemplatesOpt = None,
@@ -253,11 +269,14 @@ def markdown(
     carry: CarryOpt = Carry("exact"),
 ) -> None:
     """The worked example of CASE as Markdown with KaTeX/MathJax math: one section per step,
-    Markdown tables, equations in aligned."""
-    from .render_markdown import MarkdownRenderer
+    Markdown tables, equations in aligned, the math written for the renderer --flavor names."""
+    from .render_markdown import FLAVORS, MarkdownRenderer
 
+    if math is not None and math.value not in FLAVORS[flavor.value]:
+        raise typer.BadParameter(f"--flavor {flavor.value} writes math between dollars only", param_hint="--math")
     write_document(MarkdownRenderer, case, output, step, not fragment, templates,
-                   (places, sig, rounding.value, signed_zero), carry.value, exact, math=math.value)
+                   (places, sig, rounding.value, signed_zero), carry.value, exact, flavor=flavor.value,
+                   math=math and math.value)
 
 
 @app.command()
@@ -357,12 +376,12 @@ def cases() -> None:
         try:
             case = load_case(str(path))
             if case.logits is not None:  # a softmax exercise: no model
-                console.print(f"{name}: {case.title!r} (logits over {_count(len(case.pieces), 'token')})",
+                console.print(f"{name}: {case.title!r} (logits over {counted(len(case.pieces), 'token')})",
                               highlight=False)
                 continue
             heads = max(len(b.heads) if b.heads else case.heads for b in case.blocks)
-            console.print(f"{name}: {case.title!r} ({len(case.tokens)} tokens, d_model = {case.d_model}, "
-                          f"{_count(heads, 'head')}, {_count(len(case.blocks), 'block')})", highlight=False)
+            console.print(f"{name}: {case.title!r} ({counted(len(case.tokens), 'token')}, d_model = {case.d_model}, "
+                          f"{counted(heads, 'head')}, {counted(len(case.blocks), 'block')})", highlight=False)
         except DeriveError as exc:
             console.print(f"{name}: cannot load ({exc})", highlight=False)
 
@@ -463,7 +482,7 @@ def import_command(
     except DeriveError as exc:
         fail(exc)
     Console().print(f"wrote {case_path} and {weights_path.name}: {imported.architecture}, "
-                    f"{_count(imported.tokens, 'token')}, {imported.values} weights, exact "
+                    f"{counted(imported.tokens, 'token')}, {imported.values} weights, exact "
                     f"({time.perf_counter() - start:.2f} s); next: derive run {case_path}", highlight=False)
 
 
@@ -490,10 +509,6 @@ def params_command(
     console = Console()
     console.print(table)
     console.print("\n".join(notes), highlight=False)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("s" if n != 1 else "")
 
 
 def main() -> None:

@@ -11,17 +11,16 @@ chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index`` (1-b
 column, or the token piece for z, exp_z, p), ``norm`` (ln1, ln2, final for mu and sigma),
 ``param`` and ``token`` (for given, grad and updated: E, P, W_Q, ... and the E row's
 piece), ``after_step`` (true for the forward pass after the SGD step), ``exact`` (text),
-``decimal`` (as displayed: a given weight that fits the places as it is, ``-0.5``, as the
-tables print it) and ``value`` (30 significant digits, correctly rounded from a certified
-enclosure, half-even).
+``decimal`` (correctly rounded under the run's format, as the tables print every number
+but the given weights that fit the places, which they print as they are: ``-0.5`` for a
+decimal ``-0.500``) and ``value`` (30 significant digits, correctly rounded from a
+certified enclosure, half-even).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from .derivation import VALUE_FORMAT, Derivation
-from .rounding import Format, short_decimal
+from .rounding import Format
 
 
 def records(derivation: Derivation, fmt: Format, only: set | None = None) -> list[dict]:
@@ -35,15 +34,11 @@ def records(derivation: Derivation, fmt: Format, only: set | None = None) -> lis
     for ref in refs:
         meta = derivation.meta(ref)
         symbol = "given" if ref in given else ref.phase if ref.phase in ("grad", "updated") else meta.symbol
-        decimal = decimals[ref]
-        if ref in given:  # as the weights' tables print it
-            v = derivation.value(ref)
-            decimal = short_decimal(Fraction(int(v.p), int(v.q)), fmt) or decimal
         out.append({
             "symbol": symbol, "label": meta.label, "block": meta.block, "head": meta.head,
             "position": meta.position, "index": meta.index, "norm": meta.norm,
             "param": meta.param if symbol in ("given", "grad", "updated") else None, "token": meta.token,
             "after_step": ref.phase == "after",
-            "exact": derivation.exact_text(ref), "decimal": decimal, "value": values[ref],
+            "exact": derivation.exact_text(ref), "decimal": decimals[ref], "value": values[ref],
         })
     return out

@@ -562,3 +562,15 @@ class Graph:
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (weights)."""
         return [i for i, n in enumerate(self.nodes) if n.op is None and n.meta.param]
+
+    def ancestors(self, node: int) -> set[int]:
+        """Ids of ``node`` and of every node it depends on. A weight outside this set has
+        derivative exactly 0 with respect to ``node`` (no path reaches it): the only leaves
+        reverse mode can move."""
+        seen, todo = {node}, [node]
+        while todo:
+            for parent in self.nodes[todo.pop()].parents:
+                if parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
+        return seen

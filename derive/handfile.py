@@ -266,7 +266,13 @@ class _Reader:
         rows: list[tuple[int, str]] = []
         for number, text in body:
             text = re.sub(r"\\(begin|end)\{(aligned|align\*?|gathered|split)\}", " ", text)
-            rows += [(number, part) for part in text.split("\\\\")]
+            for part in text.split("\\\\"):
+                if not part.strip():
+                    continue
+                if rows and CONTINUED_ROW.match(part):  # a long form's further line: `&\quad + ...`
+                    rows[-1] = (rows[-1][0], rows[-1][1] + " " + CONTINUED_ROW.sub("", part, count=1))
+                else:
+                    rows.append((number, part))
         for number, row in rows:
             for equation in _pairs(row):
                 for part in _split_quads(equation):
@@ -348,6 +354,9 @@ class _Reader:
                 else:
                     entry.values = values
                 self.entries.append(entry)
+
+
+CONTINUED_ROW = re.compile(r"^\s*&\s*\\q?quad(?![A-Za-z])")  # an aligned row that goes on the row above
 
 
 def _key(header: str) -> bool:

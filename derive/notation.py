@@ -57,6 +57,17 @@ NUMBER = re.compile(r"^[-\u2212]?\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?$")
 TIMES = re.compile(r"(?<=\d) x (?=\d)")
 
 
+def _glue(parts: list[str]) -> str:
+    """The TeX pieces joined, with a space where a control word would run into a letter
+    (``\\mid`` then ``b`` is ``\\mid b``, not the undefined ``\\midb``)."""
+    out = ""
+    for part in parts:
+        if part[:1].isalpha() and re.search(r"\\[A-Za-z]+$", out):
+            out += " "
+        out += part
+    return out
+
+
 def tex(text: str, target: str = "latex") -> str:
     """TeX math (no delimiters) for a formula in the plain notation.
 
@@ -271,7 +282,7 @@ class _Tex:
                 continue
             out.append(self._token(kind, m, tokens, i))
             i += 1
-        return "".join(out).strip()
+        return _glue(out).strip()
 
     def _fraction(self, text: str) -> str | None:
         """``(a) / b`` at the top level, with a parenthesised numerator, as ``\\frac``."""

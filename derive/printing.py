@@ -439,6 +439,12 @@ def latex(expr, target: str = "latex", display: bool = False) -> str:
     return _TEX[target, display].doprint(expr)
 
 
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, plural unless it is one: ``1 row``, ``2 rows``, ``0 rows``
+    (a regular plural, an ``s``: every noun the pages count is regular)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def plain_label(label) -> str:
     """A column header or an equation's left side in the plain notation: a rule's text as
     it is, a Name or a formula through :func:`text`."""
@@ -460,5 +466,5 @@ def unicode_text(parts: RichText) -> str:
 
 
 __all__ = ["TextPrinter", "UnicodePrinter", "TexPrinter", "text", "unicode", "latex", "plain_text", "unicode_text",
-           "plain_label",
+           "plain_label", "counted",
            "RichText", "TARGETS", "precedence_of"]

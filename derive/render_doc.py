@@ -11,6 +11,11 @@ c...), and with ``exact`` the exact form of every quantity. A subclass prints th
 ``document`` (the whole output), ``step``, ``table``, and the three kinds of running text
 (``prose``, ``inline_math``, ``piece``); the equations are one TeX ``aligned`` block that
 all three print (:meth:`DocumentRenderer.aligned`).
+
+Shared policy: a note is printed once per document (:meth:`DocumentRenderer.marked_once`);
+a renderer with a :attr:`~DocumentRenderer.row_limit` (LaTeX: 16) summarises a longer table
+as its first and last rows around a gap row that counts the rows left out
+(:func:`elide_rows`, :func:`omitted_sentence`), and ``all_rows`` turns that off.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
-from .cells import Printer, refs_of, table_refs
+from .cells import Printer, refs_of
 from .derivation import Derivation
 from .graph import is_exact
 from .notation import label_spans, number_tex, spans, tex
@@ -32,6 +37,8 @@ from .steps import Ref, Step, Table, Vec
 from .templates import Templates, Words
 
 SHORT_FORM = 40  # TeX characters: an exact form shorter than this shares its row with others
+HEAD_ROWS, TAIL_ROWS = 5, 3  # the rows a summarised table shows (see elide_rows)
+NOTE_LIMIT = 8  # the notes a summarised table shows (the rest are counted, see omitted_notes)
 MODE_WORDS = {"half-away": "half away from zero", "half-even": "half to even", "down": "toward zero",
               "floor": "down (floor)", "ceiling": "up (ceiling)"}
 
@@ -63,6 +70,27 @@ def marked(notes) -> tuple[dict[Ref, str], list[tuple[str, RichText]]]:
     return marks, [(mark_name(n), note.parts) for n, note in enumerate(notes, 1)]
 
 
+def elide_rows(rows: list, limit: int | None, head: int = HEAD_ROWS, tail: int = TAIL_ROWS) -> tuple[list, int]:
+    """A large table's summary: its first ``head`` and last ``tail`` rows when it has more
+    than ``limit`` rows (``limit`` None: every row). Returns (rows shown, how many rows are
+    left out between them); a table of up to ``limit`` rows is returned whole, with 0."""
+    if limit is None or len(rows) <= max(limit, head + tail):
+        return list(rows), 0
+    return list(rows[:head]) + list(rows[len(rows) - tail:]), len(rows) - head - tail
+
+
+def omitted_sentence(omitted: int) -> str:
+    """The words of a summarised table's gap row: ``… 56 rows omitted; --all-rows prints them``."""
+    return f"\u2026 {omitted} row{'s' if omitted != 1 else ''} omitted; --all-rows prints {'them' if omitted != 1 else 'it'}"
+
+
+def omitted_notes(omitted: int) -> RichText:
+    """The last note of a summarised table that had more than :data:`NOTE_LIMIT` notes."""
+    return [f"\u2026 {omitted} more note{'s' if omitted != 1 else ''} on cells of the rows shown "
+            f"{'are' if omitted != 1 else 'is'} omitted (those cells are not marked); --all-rows prints "
+            f"{'them' if omitted != 1 else 'it'}."]
+
+
 @dataclass
 class Number:
     """One printed number (the Printer's text, the format's minus sign) and its note mark."""
@@ -77,7 +105,7 @@ class Cell:
     ``piece`` (a vocabulary piece, no backticks), ``math`` (plain notation, e.g. ``-inf``)
     or ``text``."""
 
-    kind: str
+    kind: str  # number, vector, integer, piece, math, text; gap (the row of a summarised table's gap)
     text: str = ""
     numbers: list[Number] = field(default_factory=list)
 
@@ -86,7 +114,11 @@ class Cell:
 class TableView:
     """A table ready to print: ``kinds`` types each column (``number``: decimals to align
     on the point, possibly with a few text cells; ``integer``; ``vector``; ``text``);
-    ``notes`` are (mark, rich text); ``exact`` are (name, exact form) pairs in TeX."""
+    ``notes`` are (mark, rich text); ``exact`` are (name, exact form) pairs in TeX. A
+    summarised table (see :func:`elide_rows`) has ``omitted`` rows left out at row index
+    ``gap``, where ``rows`` holds one gap row (every cell of kind ``gap``, the first one
+    saying how many rows are omitted, see :func:`omitted_sentence`); its notes are those of
+    the rows shown."""
 
     title: str
     columns: list[str]
@@ -94,6 +126,8 @@ class TableView:
     rows: list[list[Cell]]
     notes: list[tuple[str, RichText]] = field(default_factory=list)
     exact: list[tuple[str, str]] = field(default_factory=list)
+    omitted: int = 0
+    gap: int | None = None
 
 
 @dataclass
@@ -130,6 +164,8 @@ class DocumentRenderer:
         carry: ``exact`` or ``printed`` (see :class:`derive.byhand.ByHand`).
         exact: also print every quantity's exact form (SymPy's LaTeX printer).
         templates: an author's words (:class:`~derive.templates.Templates`), or None.
+        all_rows: print every row of a large table (default: a table longer than the
+            renderer's :attr:`row_limit` shows its first and last rows, see :func:`elide_rows`).
 
     Raises:
         EvaluationError: when the case's forward pass is undefined.
@@ -138,14 +174,18 @@ class DocumentRenderer:
     output = ""  # the format's name for templates: latex, markdown, html
     target = "katex"  # the TeX dialect of its formulas (see derive.notation)
     minus = "-"  # the minus sign of numbers printed as text
+    row_limit: int | None = None  # a longer table is summarised (None: never)
 
     def __init__(self, derivation: Derivation, fmt: Format, *, carry: str = "exact", exact: bool = False,
-                 templates: Templates | None = None):
+                 templates: Templates | None = None, all_rows: bool = False):
         self.derivation = derivation
         self.fmt = replace(fmt, minus=self.minus)
         self.printer = Printer(derivation, self.fmt, carry)
         self.exact = exact
         self.templates = templates
+        if all_rows:
+            self.row_limit = None
+        self.noted: dict[tuple, int] = {}  # each note printed so far (its cells and words): its step
         self.numbers = {id(s): n for n, s in enumerate(derivation.steps, 1)}
         seen: dict[str, int] = {}
         self.anchors = {}  # each step's label: its key, key-2 for the second step with that key, ...
@@ -157,6 +197,7 @@ class DocumentRenderer:
     def render(self, steps: list[Step] | None = None, standalone: bool = True) -> str:
         """The document of ``steps`` (default: every step); ``standalone`` for a whole
         document, else a fragment to include in one."""
+        self.noted = {}
         views = [self.step_view(s) for s in (self.derivation.steps if steps is None else steps)]
         return self.document(views, standalone)
 
@@ -194,25 +235,40 @@ class DocumentRenderer:
     def step_view(self, step: Step) -> StepView:
         """The view of one step (see :class:`StepView`)."""
         eq_refs = [r for eq in step.equations for r in refs_of(eq.rhs)]
-        marks, notes = marked(self.printer.notes(eq_refs))
-        equations = [EquationView(eq.lhs, self.cell(eq.rhs, False, marks)) for eq in step.equations]
         number = self.numbers.get(id(step), 0)
+        tables = [self.table_view(t, number) for t in step.tables]  # printed before the equations' notes
+        marks, notes = self.marked_once(self.printer.notes(eq_refs), number)
+        equations = [EquationView(eq.lhs, self.cell(eq.rhs, False, marks)) for eq in step.equations]
         words = Words(step.title, step.words)
         if self.templates is not None:
             context = {"step": step, "number": number, "case": self.derivation.case, "fmt": self.fmt,
                        "eq": {plain_label(eq.lhs): self.printer.cell(eq.rhs) for eq in step.equations},
                        "value": self.value}
             words = self.templates.words(step.key, self.output, words, context)
-        return StepView(number, step.key, words, [self.table_view(t) for t in step.tables], equations, notes,
+        return StepView(number, step.key, words, tables, equations, notes,
                         self.exact_forms(eq_refs) if self.exact else [], self.anchors.get(id(step), step.key))
 
-    def table_view(self, table: Table) -> TableView:
-        """The view of one table: rows in the printed order, cells and columns typed."""
-        marks, notes = marked(self.printer.notes(table_refs(table)))
-        rows = [[self.cell(c, table.short_exact, marks) for c in row] for row in self.printer.rows(table)]
+    def table_view(self, table: Table, number: int = 0) -> TableView:
+        """The view of one table: rows in the printed order, cells and columns typed; a
+        table longer than :attr:`row_limit` summarised (see :func:`elide_rows`), its notes
+        and exact forms those of the rows shown, at most :data:`NOTE_LIMIT` notes. ``number`` is the step's (for
+        :meth:`marked_once`)."""
+        shown, omitted = elide_rows(self.printer.rows(table), self.row_limit)
+        refs = [r for row in shown for c in row for r in refs_of(c)]
+        notes = self.printer.notes(refs)
+        cut = len(notes) - NOTE_LIMIT if omitted and len(notes) > NOTE_LIMIT else 0
+        marks, notes = self.marked_once(notes[:len(notes) - cut], number)
+        if cut:
+            notes.append(("", omitted_notes(cut)))
+        rows = [[self.cell(c, table.short_exact, marks) for c in row] for row in shown]
         kinds = [column_kind([row[j] for row in rows if j < len(row)]) for j in range(len(table.columns))]
+        gap = None
+        if omitted:
+            gap = HEAD_ROWS
+            rows.insert(gap, [Cell("gap", omitted_sentence(omitted))]
+                        + [Cell("gap", "\u22ee") for _ in table.columns[1:]])
         return TableView(table.title, list(table.columns), kinds, rows, notes,
-                         self.exact_forms(table_refs(table)) if self.exact else [])
+                         self.exact_forms(refs) if self.exact else [], omitted, gap)
 
     def cell(self, cell, short_exact: bool, marks: dict[Ref, str]) -> Cell:
         """Type one cell of the step model (a Ref, a Vec, an int or a str)."""
@@ -229,6 +285,20 @@ class DocumentRenderer:
         if text == "-inf":
             return Cell("math", text=text)
         return Cell("text", text=text)
+
+    def marked_once(self, notes, number: int) -> tuple[dict[Ref, str], list[tuple[str, RichText]]]:
+        """:func:`marked`, with each note printed once per document: a note already printed
+        (the same cells, the same words, e.g. a softmax row's sum under both tables of a
+        head, or a row's note under its table and again under the step's equations) is
+        left out, and its cells are not marked again. ``number`` is the current step's
+        (kept with each note printed, for a template or a renderer that points back)."""
+        fresh = []
+        for note in notes:
+            key = (tuple(note.refs), note.text)
+            if key not in self.noted:
+                self.noted[key] = number
+                fresh.append(note)
+        return marked(fresh)
 
     def value(self, name: str) -> str:
         """The printed value of a quantity by the chapter's name (for templates):
@@ -259,8 +329,13 @@ class DocumentRenderer:
             elif ref.phase in ("updated", "after"):
                 name = after_step(name)
             label = latex(name, self.target)
-            out.append((label, sympy.latex(form, symbol_names=names)))
+            out.append((label, self.form_tex(form, names)))
         return out
+
+    def form_tex(self, form: sympy.Expr, names: dict) -> str:
+        """An exact form as TeX (SymPy's printer; ``names``: each symbol's TeX). A renderer
+        may break a long one over the rows of its alignment."""
+        return sympy.latex(form, symbol_names=names)
 
     def symbol_tex(self, label: str) -> str:
         """A quantity's label in an exact form (a SymPy symbol named by the label) as TeX:

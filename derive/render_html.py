@@ -1,7 +1,12 @@
 """The worked example as one self-contained web page, laid out like the seed 000's.
 
 Numbered steps, each a ``<details>`` that opens in place with its words, tables and
-equations (the first is open; ``page.html#step-attention`` opens that step). The math is
+equations (the first is open; ``page.html#step-attention`` opens that step). Each table
+sits in a box of its own that scrolls sideways when the table is wider than the text
+column (the page itself never does). Printed, every step is open (a print style sheet
+shows the content of closed ``<details>``, and a ``beforeprint`` handler opens them for
+browsers without ``::details-content``), tables and display math are not clipped, and
+vectors wrap between their numbers, never inside one. The math is
 written between ``\\(...\\)`` and ``\\[...\\]`` and typeset in the browser by KaTeX, whose
 script, style sheet and fonts (as ``data:`` URLs) are inlined from the copy vendored in
 ``derive/katex`` (MIT licence): the page fetches nothing when it is viewed.
@@ -30,7 +35,8 @@ STYLE = """
 .derive details.step { border-top: 1px solid #ccc; padding: .3rem 0; }
 .derive details.step > summary { cursor: pointer; font-weight: bold; font-size: 1.1rem; padding: .3rem 0; }
 .derive details.step > summary .number { color: #8a3b12; }
-.derive .body { padding: 0 0 .6rem 1.2rem; overflow-x: auto; }
+.derive .body { padding: 0 0 .6rem 1.2rem; }
+.derive .table-scroll { overflow-x: auto; max-width: 100%; }
 .derive figure { margin: .8rem 0; }
 .derive figcaption { font-weight: bold; margin-bottom: .3rem; }
 .derive table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
@@ -38,10 +44,26 @@ STYLE = """
 .derive thead th { border-top: 2px solid #333; border-bottom: 1px solid #333; }
 .derive tbody tr:last-child td { border-bottom: 2px solid #333; }
 .derive td.number, .derive td.integer { text-align: right; }
+.derive sup { line-height: 0; }
 .derive code { font-family: 'DejaVu Sans Mono', Menlo, monospace; font-size: .92em; background: #f3f1ec; padding: 0 .15em; }
 .derive ol.notes { list-style: none; padding-left: 0; font-size: .88rem; color: #333; }
 .derive .equations { overflow-x: auto; }
+.derive .exact { display: flex; flex-wrap: wrap; gap: .5rem 2.5rem; align-items: baseline; margin: .6rem 0; }
+.derive .exact .form { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding: .2rem 0; }
 .derive .controls button { font: inherit; font-size: .9rem; }
+@media print {
+  .derive { max-width: none; }
+  .derive .controls { display: none; }
+  .derive details.step::details-content { content-visibility: visible; display: block; }
+  .derive details.step > summary { list-style: none; break-after: avoid; }
+  .derive details.step > summary::-webkit-details-marker { display: none; }
+  .derive .table-scroll, .derive .equations, .derive .exact .form { overflow: visible; }
+  .derive table { font-size: 9pt; }
+  .derive th, .derive td { white-space: normal; padding: .1rem .4rem; }
+  .derive td.number, .derive td.integer { white-space: nowrap; }
+  .derive tr, .derive figcaption { break-inside: avoid; break-after: auto; }
+  .derive figcaption { break-after: avoid; }
+}
 """
 
 SCRIPT = r"""
@@ -54,6 +76,15 @@ function openStep() {
   if (step && step.tagName === "DETAILS") { step.open = true; }
 }
 window.addEventListener("hashchange", openStep);
+var closedForPrint = [];
+window.addEventListener("beforeprint", function () {
+  closedForPrint = Array.prototype.filter.call(document.querySelectorAll("details.step"), function (s) { return !s.open; });
+  closedForPrint.forEach(function (s) { s.open = true; });
+});
+window.addEventListener("afterprint", function () {
+  closedForPrint.forEach(function (s) { s.open = false; });
+  closedForPrint = [];
+});
 openStep();
 document.getElementById("open-all").addEventListener("click", function () {
   var steps = document.querySelectorAll("details.step");
@@ -146,18 +177,25 @@ class HtmlRenderer(DocumentRenderer):
         out = ["<figure>"]
         if view.title:
             out.append(f"<figcaption>{self.label(view.title)}</figcaption>")
-        out.append("<table>\n<thead><tr>" + "".join(f"<th>{self.label(c)}</th>" for c in view.columns)
+        out.append('<div class="table-scroll" tabindex="0">\n<table>\n<thead><tr>' + "".join(f"<th>{self.label(c)}</th>" for c in view.columns)
                    + "</tr></thead>\n<tbody>")
         for row in view.rows:
             out.append("<tr>" + "".join(f'<td class="{k}">{self.cell_text(c)}</td>'
                                         for c, k in zip(row, view.kinds)) + "</tr>")
-        out.append("</tbody>\n</table>")
+        out.append("</tbody>\n</table>\n</div>")
         return "\n".join(out + self.annotations(view.notes, view.exact) + ["</figure>"])
 
     def notes(self, notes) -> str:
         """The notes as a list, each led by its mark."""
         return ('<ol class="notes">' + "".join(f"<li>{self.mark(m)} {self.rich(t)}</li>" for m, t in notes)
                 + "</ol>")
+
+    def exact_display(self, forms: list[tuple[str, str]]) -> str:
+        """The exact forms as a row of display-style formulas, one box each, that wraps
+        as the width allows (three or four to a line on a wide screen, one on a printed
+        page) instead of one aligned block as wide as its widest row."""
+        boxes = (self.inline_math("\\displaystyle " + name + " = " + form) for name, form in forms)
+        return '<div class="exact">' + "".join(f'<span class="form">{box}</span>' for box in boxes) + "</div>"
 
     def display(self, tex_math: str) -> str:
         """Display math for KaTeX's auto-render."""

@@ -12,7 +12,7 @@ from .case import Case
 from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
 from .generate import Generated, quoted
-from .printing import plain_label
+from .printing import counted, plain_label
 from .rounding import Format
 from .steps import Ref, Step
 
@@ -47,13 +47,13 @@ def render_generated(case: Case, steps: list[Generated], fmt: Format, carry: str
     """A Rich renderable of a greedy generation: per new token, the prompt it read, the
     logits and softmax table of that derivation (its step ``logits``, rounded and noted as
     by ``derive run`` under ``fmt`` and ``carry``) and the chosen token, ties named."""
-    parts = [Text(f"Greedy generation: {len(steps)} new token{'s' if len(steps) > 1 else ''} after "
+    parts = [Text(f"Greedy generation: {counted(len(steps), 'new token')} after "
                   f"{quoted(case.pieces, case.ids)}, each the argmax of the logits (the most probable "
                   "token); a tie goes to the lowest id.")]
     for n, g in enumerate(steps, 1):
         d = g.derivation
         parts.append(Text(f"\nNew token {n} of {len(steps)}, after {quoted(case.pieces, d.case.ids)} "
-                          f"({len(d.case.ids)} tokens)", style="bold"))
+                          f"({counted(len(d.case.ids), 'token')})", style="bold"))
         printer = Printer(d, fmt, carry)
         parts.append(render_steps(d, [s for s in d.steps if s.key == "logits"], printer))
         z = Ref("before", d.outputs["z"][g.chosen])

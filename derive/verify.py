@@ -20,10 +20,11 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import sympy
-from flint import ctx
+from flint import arb, ctx
 
 from .case import Case
 from .derivation import START_PREC, Derivation, derive
+from .evaluate import MAX_PREC
 from .errors import DeriveError
 from .evaluate import forward
 from .generate import certified_argmax
@@ -31,6 +32,7 @@ from .graph import Cos, Div, Dot, Exp, Graph, Lin, Log, Meta, Sin, approx, as_ar
 from .rounding import Format
 from .steps import Ref
 
+AGREE_BITS = 100  # a certified agreement of p and p' to 100 bits (30 digits), relative to their size
 SHIFT = 10  # the seed's constant: "add 10 to all the logits of the last row"
 TEMPERATURES = (Fraction(1, 2), Fraction(1), Fraction(2))
 ORDERS = ("sin-cos", "cos-sin")
@@ -275,9 +277,9 @@ def uniform_keys(case: Case) -> Result:
 # --------------------------------------------------------------------------- temperature
 
 def _needs_logits(case: Case, check: str) -> None:
-    if not case.has_unembedding or case.X is not None:
+    if case.logits is None and (not case.has_unembedding or case.X is not None):
         raise DeriveError(f"the {check} check needs logits: a prompt, a vocabulary and an output layer",
-                          file=case.path, field="vocab", expected="a case with [vocab], [prompt], E and W_U")
+                          file=case.path, field="vocab", expected="a case with [vocab], [prompt], E and W_U, or [input] logits")
 
 
 def temperature(case: Case, temperatures=TEMPERATURES) -> Result:
@@ -349,31 +351,61 @@ def shift(case: Case, constant: int = SHIFT) -> Result:
     if derivation.loss is not None:
         refs += [Ref("before", derivation.loss), Ref("before", L_shift)]
     text = derivation.decimals(refs, fmt)
-    tiny = sympy.Rational(1, 10 ** 30)
-    engine_ok, worst = True, None
     pairs = list(zip(derivation.outputs["p"], p_shift))
     if derivation.loss is not None:
         pairs.append((derivation.loss, L_shift))
-    with ctx.workprec(START_PREC):
-        for before, after in pairs:
-            diff = as_arb(derivation.value(Ref("before", after))) - as_arb(derivation.value(Ref("before", before)))
-            engine_ok &= bool(diff.contains(0) and abs(diff) < float(tiny))
-            engine_ok &= text[Ref("before", before)] == text[Ref("before", after)]
-            worst = abs(diff).upper() if worst is None else max(worst, abs(diff).upper())
+    verdicts = [_agree(derivation, before, after) for before, after in pairs]
+    engine_ok = all(v is True for v in verdicts)
+    engine_ok &= all(text[Ref("before", b)] == text[Ref("before", a)] for b, a in pairs)
+    undecided = sum(v is None for v in verdicts)
+    differ = sum(v is False for v in verdicts)
     top = certified_argmax(derivation, derivation.outputs["p"]).index
-    lines.append(f"Engine (certified balls at {START_PREC} bits): p(token) with z and with z + {constant}, "
-                 f"every token within {float(worst):.1e} of each other"
-                 + f"; p({case.pieces[top]}) = {text[Ref('before', derivation.outputs['p'][top])]} both ways"
-                 + (f"; L = {text[Ref('before', derivation.loss)]} both ways" if derivation.loss is not None else "")
-                 + ".")
+    lines.append(f"Engine (certified balls from {START_PREC} bits up): p(token)"
+                 + ("" if derivation.loss is None else " and L") + f" with z and with z + {constant}"
+                 + (f": each pair's difference ball holds 0 and is "
+                    f"narrower than 2^-{AGREE_BITS} of the value" if not differ and not undecided else
+                    f": {differ} of {len(pairs)} pairs certainly differ, {undecided} undecided at {MAX_PREC} bits")
+                 + f"; p({case.pieces[top]}) = {_both(text, derivation.outputs['p'][top], p_shift[top])}"
+                 + (f"; L = {_both(text, derivation.loss, L_shift)}" if derivation.loss is not None else "") + ".")
     return Result("shift", exact_ok and loss_ok and engine_ok, lines)
+
+
+def _both(text: dict[Ref, str], before: int, after: int) -> str:
+    """``0.475 both ways``, or both printed values when they differ."""
+    a, b = text[Ref("before", before)], text[Ref("before", after)]
+    return f"{a} both ways" if a == b else f"{a} with z, {b} shifted"
+
+
+def _agree(derivation: Derivation, before: int, after: int) -> bool | None:
+    """Whether nodes ``before`` and ``after`` hold the same value, certified: exact values
+    are compared exactly; balls are evaluated at START_PREC, then at doubled precisions up
+    to MAX_PREC, until the difference ball excludes 0 (False: they differ) or holds 0 and
+    its radius is below 2^-AGREE_BITS of the smaller magnitude (True). None: still
+    undecided at MAX_PREC bits. A relative bound, never a fixed absolute tolerance (a loss
+    near 1e8 carries an absolute error near 1e-30 at 128 bits, a p near e^-1e8 far less)."""
+    prec = START_PREC
+    while prec <= MAX_PREC:
+        a, b = (derivation.value(Ref("before", node), prec) for node in (before, after))
+        if is_exact(a) and is_exact(b):
+            return a == b
+        with ctx.workprec(prec):
+            a, b = as_arb(a), as_arb(b)
+            diff = b - a
+            if not diff.contains(0):
+                return False
+            size = min(a.abs_lower(), b.abs_lower())
+            if size > 0 and diff.rad() <= size * arb(2) ** -AGREE_BITS:
+                return True
+        prec *= 2
+    return None
 
 
 def _shifted_softmax(derivation: Derivation, constant: int) -> tuple[list[int], int | None]:
     """Add z + C, e^(z + C), their sum, p' and L' = -ln p'(target) to the derivation's graph
     (after every other node); return the ids of p' and L'."""
     graph, case = derivation.graph, derivation.case
-    z = derivation.outputs["z"]
+    # the logit as it enters e^ (z / T for given logits, whose z is the leaf before T)
+    z = [graph.nodes[e].parents[0] for e in derivation.outputs["exp_z"]]
     shifted = [graph.scratch(Lin([1], Fraction(constant)), (zi,), f"z_{case.pieces[c]} + {constant}")
                for c, zi in enumerate(z)]
     exps = [graph.scratch(Exp(), (s,), f"e^(z_{case.pieces[c]} + {constant})") for c, s in enumerate(shifted)]

@@ -78,13 +78,13 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
         out = joined.ids()
     tokens = case.tokens
     names = [head_name(block, h) for h in range(1, len(heads) + 1)]
-    columns = ", ".join(f"head {h} reads columns {(h - 1) * case.d_k + 1}-{h * case.d_k}"
-                        for h in range(1, len(heads) + 1))
+    columns = _head_columns(case, block, len(heads))
     words = ("Q, K and V are given: row t holds the query, key and value of token t"
              + (f"; {columns} (of V: {len(heads[0]['v'][0])} each)" if len(heads) > 1 else "") + "."
              if case.qkv is not None else
              f"Three weight matrices multiply {reads}: Q = {reads} W_Q, K = {reads} W_K, V = {reads} W_V. "
-             + (columns if block.heads is None else "each head has its own W_Q, W_K, W_V") + ".")
+             + (columns[0].upper() + columns[1:] if block.heads is None else "Each head has its own W_Q, W_K, W_V")
+             + ".")
     qkv = Step("qkv", "Query, Key, Value", words,
                [Table(["token"] + [f"{m}{'' if len(heads) == 1 else ' ' + n}" for n in names for m in "QKV"],
                       [[f"`{tok}`"] + [vec(head[m][t]) for head in heads for m in ("q", "k", "v")]
@@ -148,6 +148,22 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
     kv = lambda h: (h - 1) // group + 1  # the key/value head query head h reads
     return [(proj["Q"].cols(cols(h)), proj["K"].cols(cols(kv(h))), proj["V"].cols(cols(kv(h))), case.d_k)
             for h in range(1, case.heads + 1)]
+
+
+def _head_columns(case: Case, block: Block, n: int) -> str:
+    """Which columns each of the ``n`` heads reads, d_k each (``head 1 reads columns 1-2,
+    head 2 reads columns 3-4``); with fewer key/value heads (``kv_heads``), the columns of
+    Q, and the group of query heads that shares each d_k columns of K and V."""
+    def span(k: int) -> str:  # the d_k columns of head k + 1
+        first, last = k * case.d_k + 1, (k + 1) * case.d_k
+        return f"column {first}" if first == last else f"columns {first}-{last}"
+    reads = ", ".join(f"head {h} reads {span(h - 1)}" for h in range(1, n + 1))
+    kv = n if case.qkv is not None else kv_heads(case, block)
+    if kv == n:
+        return reads
+    group = n // kv
+    shared = ", ".join(f"heads {g * group + 1}-{(g + 1) * group} share {span(g)}" for g in range(kv))
+    return f"{reads} of Q; of K and V, {shared}"
 
 
 def kv_heads(case: Case, block: Block) -> int:

@@ -17,7 +17,7 @@ from derive.array import Array
 from derive.graph import Meta
 from derive.registry import Convention, Operation, Param, register
 
-from .norms import NormSlot, norm_step
+from .norms import NormSlot, eps_text, norm_step
 
 
 def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple[Array, object]:
@@ -42,7 +42,7 @@ def layer_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tup
     mu_t, sigma_t = slot.stat("mu", T), slot.stat("sigma", T)
     words = ("Each row is normalised on its own: subtract its mean mu, divide by "
              + ("sigma = sqrt(variance + eps)" if inside else "sigma = sqrt(variance) + eps")
-             + f", with the variance over {'d' if divisor == d else 'd - 1'} and eps = {float(eps):g}.")
+             + f", with the variance over {'d' if divisor == d else 'd - 1'} and eps = {eps_text(eps)}.")
     formula = f"({slot.input}_{T} - {mu_t}) / {sigma_t}"
     if gain is not None or bias is not None:
         formula = ("gamma * " if gain is not None else "") + formula + (" + beta" if bias is not None else "")

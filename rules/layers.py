@@ -62,10 +62,14 @@ def layers(graph: Graph, case: Case, block_no: int, block: Block, rows: Ids, rea
     widths = " -> ".join(str(w) for w in [case.d_model] + [len(block.matrices[f"W_{l}"][0]) for l in range(1, n + 1)])
     acts = [f"{registry.get(layer['activation']).title} after W_{l}" for l, layer in enumerate(block.layers, 1)
             if layer["activation"] != "none"]
-    words = (f"{n} linear layer{'s' if n > 1 else ''} one after the other (widths {widths}): each multiplies "
-             f"its input by its W_l" + (" and adds its b_l" if any(f"b_{l}" in block.vectors for l in range(1, n + 1))
-                                      else "")
-             + (f"; {', '.join(acts)}." if acts else "; no activation."))
+    biased = [l for l in range(1, n + 1) if f"b_{l}" in block.vectors]
+    if n == 1:
+        words = f"One linear layer (widths {widths}): it multiplies its input by W_1" + (" and adds b_1" if biased else "")
+    else:
+        words = (f"{n} linear layers one after the other (widths {widths}): each multiplies its input by its W_l"
+                 + (" and adds its b_l" if len(biased) == n else
+                    "".join(f"; layer {l} adds b_{l}" for l in biased)))
+    words += f"; {', '.join(acts)}." if acts else "; no activation."
     return x.ids(), [Step("layers", "Linear layers", words, [table])]
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from derive import registry
 from derive.array import Array
 from derive.graph import Graph
+from derive.printing import counted
 from derive.registry import Convention, Operation, Param, register
 from derive.steps import Step, Table, vec
 
@@ -57,7 +58,8 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids, reads: s
     table = Table(["token"] + [title for title, _ in parts],
                   [[f"`{tok}`"] + [vec(col[t]) for col in ids] for t, tok in enumerate(case.tokens)],
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
-    words = (f"The MLP widens each row to {block.d_mlp} numbers with W_1, applies {name} to each, "
+    resize = "widens" if block.d_mlp > case.d_model else "narrows" if block.d_mlp < case.d_model else "takes"
+    words = (f"The MLP {resize} each row to {counted(block.d_mlp, 'number')} with W_1, applies {name} to each, "
              + (f"multiplies it entry by entry with {reads} W_3 (a gated unit, {name[:4]}GLU), " if gated else "")
              + f"and brings it back to {case.d_model} with W_2"
              + ("." if after == "none" else f", then applies {registry.get(after).title} again."))

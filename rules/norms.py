@@ -11,13 +11,22 @@ the slot's prefix: ``ln1_gain``, ``ln2_bias``, ``lnf_gain``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
+from derive import formula as F
 from derive.graph import Meta
 from derive.name import Name
 from derive.printing import text
 from derive.steps import Equation, Ref, Step, Table, vec
 
 Ids = list[list[int]]
+
+
+def eps_text(eps: Fraction) -> str:
+    """A norm's eps as its words print it: Python's short form (``1e-05``, ``0.015625``)
+    when that is the exact value, else the exact value (``1/3``): never a cut digit."""
+    short = f"{float(eps):g}"
+    return short if Fraction(short) == eps else text(F.number(eps))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from fractions import Fraction
 from derive.array import Array
 from derive.registry import Convention, Operation, Param, register
 
-from .norms import NormSlot, norm_step
+from .norms import NormSlot, eps_text, norm_step
 
 
 def rms_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple[Array, object]:
@@ -30,7 +30,7 @@ def rms_norm(x: Array, slot: NormSlot, conv, weights: dict[str, Array]) -> tuple
     u = u.named(slot.output())
     rms_t = slot.stat("rms", T)
     words = ("Each row is divided by its root mean square, the square root of the mean of its squares "
-             f"plus eps, with eps = {float(conv.rmsnorm_eps):g}; no mean is subtracted"
+             f"plus eps, with eps = {eps_text(conv.rmsnorm_eps)}; no mean is subtracted"
              + (", and each column is multiplied by its gain g." if "gain" in weights else "."))
     formula = ("g * " if "gain" in weights else "") + f"{slot.input}_{T} / {rms_t}"
     return u, norm_step(slot, "RMSNorm", words, [("rms", rms.column())], u.ids(), formula)

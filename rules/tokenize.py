@@ -44,8 +44,12 @@ def tokens_step(case):
     from derive.steps import Step, Table
 
     table = Table(["token"] + [f"`{p}`" for p in case.tokens], [["id"] + list(case.ids)])
-    words = ("The tokenizer cuts the text into pieces of a vocabulary fixed beforehand "
-             "(longest match first), and each piece becomes the number of its row.")
+    if case.text is not None and tokenize(case.text, case.pieces) == list(case.ids):
+        words = ("The tokenizer cuts the text into pieces of a vocabulary fixed beforehand "
+                 "(longest match first), and each piece becomes the number of its row.")
+    else:  # prompt.ids: the case chose its pieces itself
+        words = ("The prompt is given as ids (prompt.ids), not cut from a text: each id is the number of a row "
+                 "of the vocabulary, fixed beforehand.")
     return Step("tokens", "From text to ids", words, [table])
 
 

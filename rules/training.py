@@ -12,6 +12,7 @@ from derive.registry import Convention, Operation, register
 from derive import formula as F
 from derive.graph import Graph
 from derive.name import Name
+from derive.printing import counted
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .unembedding import loss_targets
@@ -21,47 +22,103 @@ if TYPE_CHECKING:
 
 
 def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
-    """The gradient table (the rows of E, ``E``: its leaves, V x d_model, or [] when the
+    """The gradient tables (the rows of E, ``E``: its leaves, V x d_model, or [] when the
     case has none: the prompt's rows in order of first appearance, and with a tied W_U
     every other row too, since each is a column of W_U; then every other weight), the
-    SGD update of those rows, and p(target) of each row the loss reads and L after."""
+    SGD step of every trained weight that L reaches, and p(target) of each row the loss
+    reads and L after.
+
+    Every sentence is generated from the case and the graph: which weights
+    ``conventions.trained`` moves, how many rows of E have derivative exactly 0 (the rows
+    of tokens outside the prompt, when W_U is not tied); the SGD tables hold every row of a
+    trained weight that has a path to L (a row without one has derivative exactly 0)."""
     eta = case.conventions.learning_rate
     if case.logits is not None:
         return list(_logit_steps(case, outputs)) + [after_step(case, outputs)]
-    tied = case.W_U is None and bool(E)  # every row of E is also a column of W_U: every row moves
+    reached = graph.ancestors(outputs["L"])
+    tied = case.W_U is None and bool(E)  # every row of E is also a column of W_U: every row has a path to L
     seen = list(dict.fromkeys(case.ids))
     shown = seen + [i for i in range(len(E)) if i not in seen] if tied else seen
-    rest = len(E) - len(shown)
-    grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in shown]
     E_i, dE_i = Name("E", param=True, position="i"), Name("E", param=True, position="i", grad=True)
     title = "Gradient of L for the rows of E" if tied else "Gradient of L for the rows of the prompt"
-    tables = [Table(["id", "token", dE_i], grad_rows, title=title)] if shown else []
-    by_param: dict[tuple, list[int]] = {}
+    grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in shown]
+    weights = _weight_rows(graph)
+    tables = ([Table(["id", "token", dE_i], grad_rows, title=title)] if shown else []) + [
+        Table(["row", Name(param, param=True, grad=True)], [[r, vec(ls, "grad")] for r, ls in rows.items()],
+              title=f"dL/d{param}" + (f" (block {block})" if block else ""))
+        for (block, param), rows in weights.items()]
+    gradient = Step("gradient", "The gradient of the loss", _gradient_words(case, E, seen, shown), tables)
+    trains = _trains(case)
+    moving = [i for i in shown if trains("E") and any(leaf in reached for leaf in E[i])]
+    updates = [Table(["id", "token", E_i, dE_i, F.Terms(E_i, F.Neg(F.Times(F.number(eta), dE_i)))],
+                     [[i, f"`{case.pieces[i]}`", vec(E[i]), vec(E[i], "grad"), vec(E[i], "updated")] for i in moving],
+                     title=f"SGD step, eta = {eta}")] if moving else []
+    for (block, param), rows in weights.items():
+        moved = {r: ls for r, ls in rows.items() if trains(param) and any(leaf in reached for leaf in ls)}
+        if moved:
+            W, dW = Name(param, param=True), Name(param, param=True, grad=True)
+            updates.append(Table(["row", F.Terms(W, F.Neg(F.Times(F.number(eta), dW)))],
+                                 [[r, vec(ls, "updated")] for r, ls in moved.items()],
+                                 title=f"{param} after the step" + (f" (block {block})" if block else "")))
+    present = list(dict.fromkeys((["E"] if E else []) + [param for _, param in weights]))
+    sgd = Step("sgd", "One SGD step", _sgd_words(case, present, "theta", "weight"), updates)
+    return [gradient, sgd, after_step(case, outputs)]
+
+
+def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
+    """The leaves of every weight but E, by (block, name) in the graph's order, then by
+    row (1-based): ``{(1, "W_Q"): {1: [leaf, ...], ...}, ...}``."""
+    out: dict[tuple, dict[int, list[int]]] = {}
     for leaf in graph.param_leaves():
         meta = graph.nodes[leaf].meta
         if meta.param != "E":
-            by_param.setdefault((meta.block, meta.param), []).append(leaf)
-    for (block, param), leaves in by_param.items():
-        rows: dict[int, list[int]] = {}
-        for leaf in leaves:
-            rows.setdefault(graph.nodes[leaf].meta.position, []).append(leaf)
-        grad = Name(param, param=True, grad=True)
-        tables.append(Table(["row", grad], [[r, vec(ls, "grad")] for r, ls in rows.items()],
-                            title=f"dL/d{param}" + (f" (block {block})" if block else "")))
+            out.setdefault((meta.block, meta.param), {}).setdefault(meta.position, []).append(leaf)
+    return out
+
+
+def _trains(case: Case):
+    """Whether the SGD step moves a weight of this name (``conventions.trained``)."""
+    trained = case.conventions.trained
+    return lambda name: trained is None or name in trained
+
+
+def _gradient_words(case: Case, E, seen: list[int], shown: list[int]) -> str:
+    """The gradient step's words: with a tied W_U, why the rows outside the prompt have a
+    derivative (and whether they move); untied, how many rows of E have none."""
     words = "Reverse mode from L back to every weight."
-    if tied and len(shown) > len(seen):
+    rest = len(E) - len(shown)
+    if len(shown) > len(seen):
         words += (" W_U is tied to E^T, so every row of E is also a column of W_U: the rows of tokens that are "
-                  "not in the prompt get a derivative through the logits, and move too.")
+                  "not in the prompt get a derivative through the logits"
+                  + (", and move too." if _trains(case)("E") else " (E is not trained: they do not move)."))
     elif rest:
-        words += (f" The other {rest} {'row' if rest == 1 else 'rows'} of E {'has' if rest == 1 else 'have'} "
+        words += (f" The other {counted(rest, 'row')} of E {'has' if rest == 1 else 'have'} "
                   "derivative exactly 0: a token that is not in the prompt does not move.")
-    gradient = Step("gradient", "The gradient of the loss", words, tables)
-    updates = [Table(["id", "token", E_i, dE_i, F.Terms(E_i, F.Neg(F.Times(F.number(eta), dE_i)))],
-                     [[i, f"`{case.pieces[i]}`", vec(E[i]), vec(E[i], "grad"), vec(E[i], "updated")] for i in shown],
-                     title=f"SGD step, eta = {eta}")] if shown else []
-    sgd = Step("sgd", "One SGD step", f"Every weight moves against its derivative: theta <- theta - {eta} dL/dtheta.",
-               updates)
-    return [gradient, sgd, after_step(case, outputs)]
+    return words
+
+
+def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
+    """The SGD step's words: the rule, and which of the ``present`` weights (names, in
+    order) ``conventions.trained`` moves; ``theta`` and ``what`` name the trained quantity
+    (``theta``, ``weight``; ``z``, ``logit``)."""
+    eta = case.conventions.learning_rate
+    rule = f"{theta} <- {theta} - {eta} dL/d{theta}"
+    trains = _trains(case)
+    moved = [name for name in present if trains(name)]
+    if moved == present:
+        return f"Every {what} moves against its derivative: {rule}."
+    if not moved:
+        return (f"No {what} is trained here (conventions.trained names none of {', '.join(present)}): the step "
+                "moves nothing, and the pass after it is the pass before.")
+    one = len(moved) == 1
+    return (f"Only {_listed(moved)} {'is' if one else 'are'} trained (conventions.trained): "
+            f"{'it moves' if one else 'they move'} against {'its' if one else 'their'} derivative, {rule}; "
+            f"every other {what} keeps its value.")
+
+
+def _listed(names: list[str]) -> str:
+    """``E``, ``E and P``, ``E, P and W_Q``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _logit_steps(case: Case, outputs: dict) -> tuple[Step, Step]:
@@ -75,13 +132,17 @@ def _logit_steps(case: Case, outputs: dict) -> tuple[Step, Step]:
     rows = [[f"`{piece}`", Ref("before", z[c]), Ref("before", p[c]), int(c == case.target), Ref("grad", z[c])]
             for c, piece in enumerate(case.pieces)]
     table = Table(["token", "z", "p", "y", grad], rows, title="Gradient of L for the logits")
-    words = (f"The logits are the trained quantity here. The derivative of the cross-entropy of the softmax is "
-             f"{grad}, where y is 1 for the target and 0 elsewhere: the target's logit goes up, every other down.")
+    moves = _trains(case)("z")
+    words = (("The logits are the trained quantity here. " if moves else
+              "The logits are the inputs here, and not trained (conventions.trained leaves out z). ")
+             + f"The derivative of the cross-entropy of the softmax is {grad}, where y is 1 for the target and 0 "
+             + ("elsewhere: the target's logit goes up, every other down." if moves and len(case.pieces) > 1 else
+                "elsewhere."))
     update = Table(["token", "z", grad, f"z - {eta} dL/dz"],
                    [[f"`{piece}`", Ref("before", z[c]), Ref("grad", z[c]), Ref("updated", z[c])]
                     for c, piece in enumerate(case.pieces)], title=f"SGD step, eta = {eta}")
     return (Step("gradient", "The gradient of the loss", words, [table]),
-            Step("sgd", "One SGD step", f"Every logit moves against its derivative: z <- z - {eta} dL/dz.", [update]))
+            Step("sgd", "One SGD step", _sgd_words(case, ["z"], "z", "logit"), [update] if moves else []))
 
 
 def after_step(case: Case, outputs: dict) -> Step:

@@ -28,6 +28,7 @@ from derive.steps import Ref, Vec
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted(bundled_cases(), key=lambda name: (name != "cat-climbed", name))  # the seed first
 NUMBER = re.compile(r"undecided(?: at 10\^-\d+)?|-?\d+(?:\.\d+)?(?:e-?\d+)?")
+GAP = re.compile(r"(\d+) rows? omitted")  # a summarised table's gap row (derive.render_doc.omitted_sentence)
 MARKS = re.compile(r"\{\\textsuperscript\{[a-z]+\}\}|\^\{\\mathrm\{[a-z]+\}\}|<sup>[a-z]+</sup>")
 
 
@@ -83,18 +84,34 @@ def numbers_in(cell: str) -> list[str]:
 
 
 def latex_tables(text: str) -> list[list[list[str]]]:
-    """The body rows of every booktabs table, as cell texts (a long table's parts joined)."""
-    from derive.render_latex import CONTINUED
+    """The body rows of every booktabs table, as cell texts: a table's parts (groups of
+    columns, runs of rows) put back together by the comment before each tabular
+    (:data:`derive.render_latex.PART`: its rows and columns). A summarised table's gap row
+    is one cell, its text."""
+    from derive.render_latex import PART_LINE
 
-    tables = []
-    for m in re.finditer(r"\\midrule\n(.*?)\n\\bottomrule", text, re.S):
-        rows = [line.rstrip().removesuffix("\\\\").rstrip().split(" & ") for line in m.group(1).split("\n")]
-        before = text[text.rfind("\\bottomrule", 0, m.start()) + 1:m.start()]
-        if CONTINUED in before:
-            tables[-1] += rows
-        else:
-            tables.append(rows)
-    return tables
+    tables, current = [], {}
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        part = PART_LINE.match(line)
+        if not part:
+            continue
+        if not part.group(1):
+            current = {}
+            tables.append(current)
+        columns = [int(c) for c in part.group(4).split()]
+        body = lines[lines.index("\\midrule", i) + 1:lines.index("\\bottomrule", i)]
+        assert len(body) == int(part.group(3)) - int(part.group(2)) + 1, line
+        for row, source in enumerate(body, int(part.group(2))):
+            source = source.rstrip().removesuffix("\\\\").rstrip()
+            cells = current.setdefault(row, {})
+            if GAP.search(source):
+                cells[0] = source
+                continue
+            found = source.split(" & ")
+            assert len(found) == len(columns), source
+            cells.update(zip(columns, found))
+    return [[[table[r][c] for c in sorted(table[r])] for r in sorted(table)] for table in tables]
 
 
 def markdown_tables(text: str) -> list[list[list[str]]]:
@@ -116,32 +133,37 @@ def aligned_blocks(text: str) -> list[list[str]]:
 
 def check_numbers(case: str, tables: list, equations: list, decimals: dict[Ref, str]) -> int:
     """Walk the case's steps, their tables and equations in order beside the parsed ones,
-    and assert every printed number equals the JSON's decimal (a given weight's equals it
-    as a number: ``-0.5`` and ``-0.500``). Returns how many numbers were compared."""
+    and assert every printed number equals the JSON's decimal (in a table of given weights
+    as a number: ``-0.5`` for ``-0.500``). A summarised table's shown rows are compared with
+    the model's first and last rows, and its gap row must count the rows between. Returns
+    how many numbers were compared."""
     derivation = derivation_of(case)
     printer = Printer(derivation, Format())  # only for the order of sorted rows
-    given = set(derivation.given())
     tables, equations = iter(tables), iter(equations)
     compared = 0
     for step in derivation.steps:
         for table in step.tables:
             parsed = next(tables)
             rows = printer.rows(table)
+            gap = next((i for i, row in enumerate(parsed) if GAP.search(row[0])), None)
+            if gap is not None:  # a summarised table: its first rows, the gap, its last rows
+                tail = len(parsed) - gap - 1
+                assert int(GAP.search(parsed[gap][0]).group(1)) == len(rows) - gap - tail, parsed[gap][0]
+                rows, parsed = rows[:gap] + rows[len(rows) - tail:], parsed[:gap] + parsed[gap + 1:]
             assert len(parsed) == len(rows), f"{step.key}: {table.title}"
             for model_row, parsed_row in zip(rows, parsed):
                 for cell, text in zip(model_row, parsed_row):
-                    compared += _compare(derivation, cell, text, decimals, table.short_exact, table.title, given)
+                    compared += _compare(derivation, cell, text, decimals, table.short_exact, table.title)
         if step.equations:
             lines = next(equations)
             assert len(lines) == len(step.equations), step.key
             for eq, line in zip(step.equations, lines):
-                compared += _compare(derivation, eq.rhs, line.rsplit("= ", 1)[1], decimals, False, eq.lhs, given)
+                compared += _compare(derivation, eq.rhs, line.rsplit("= ", 1)[1], decimals, False, eq.lhs)
     assert next(tables, None) is None and next(equations, None) is None, "more tables or equations than steps"
     return compared
 
 
-def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact: bool, where: str,
-             given: set[Ref]) -> int:
+def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact: bool, where: str) -> int:
     refs = [cell] if isinstance(cell, Ref) else cell.refs if isinstance(cell, Vec) else []
     if not refs:
         return 0
@@ -151,9 +173,7 @@ def _compare(derivation, cell, text: str, decimals: dict[Ref, str], short_exact:
         label = f"{where}: {derivation.meta(ref).label}"
         assert ref in decimals, f"{label}: printed but not in the JSON"
         expected = decimals[ref].replace("\u2212", "-")
-        if (short_exact or ref in given) and expected[0] != "u":
-            # an exact short decimal printed as it is (the JSON's given weights are, -0.5), or a
-            # given weight in a table that rounds (the SGD step's -0.500): the same number
+        if short_exact and expected[0] != "u":  # an exact short decimal printed as it is: the same number
             assert Fraction(printed) == Fraction(expected), label
         else:
             assert printed == expected, label

@@ -1,6 +1,9 @@
-"""`derive latex`: every bundled case compiles alone with pdflatex, the fragment compiles
-with the preamble it names, the PDF renders to PNG pages, and every number in the LaTeX
-is the JSON export's, cell for cell, under several rounding options."""
+"""`derive latex`: every bundled case compiles alone with pdflatex into pages a book can
+print (no text below 8 pt, no line more than 1 pt too wide, crane's chapter at most 40
+pages), the fragment compiles with the preamble it names, fragments of two cases share a
+book, the PDF renders to PNG pages, and every number in the LaTeX is the JSON export's,
+cell for cell, under several rounding options (a summarised table's shown rows; with
+--all-rows every row)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,17 @@ import pytest
 
 from documents import (CASES, aligned_blocks, check_numbers, cli, json_decimals, latex_tables, tool)
 
+from derive.case import load_case
+from derive.render_doc import elide_rows
 from derive.render_latex import PACKAGES, escape, table_format
+
+SMALLEST_FONT = 8.0  # pt: no text below it
+TOO_WIDE = 1.0  # pt: no line, table or formula wider than the text by more than this
+CRANE_PAGES = 40
+# pdftotext -bbox gives a word's box: its font size times the font's ascent less its
+# descent, 0.88 for Latin Modern Roman and Math Italic and 0.82 for Latin Modern Mono (8 pt:
+# 7.04 and 6.56 bp). A word lower than this is set below 8 pt (or scaled down).
+LOWEST_WORD = 6.5  # bp
 
 OPTION_SETS = [(), ("--places", "4", "--rounding", "half-even"), ("--places", "2", "--rounding", "down")]
 OPTION_IDS = ["3 places", "4 places half-even", "2 places down"]
@@ -20,7 +33,8 @@ OPTION_IDS = ["3 places", "4 places half-even", "2 places down"]
 
 def pdflatex(tex: Path) -> str:
     """Compile ``tex`` in its folder; the log. Asserts no error, no undefined control
-    sequence and no missing character."""
+    sequence, no missing character, no multiply defined label, nothing running off the
+    bottom of a page and no line more than :data:`TOO_WIDE` too wide."""
     done = subprocess.run([tool("pdflatex"), "-interaction=nonstopmode", "-halt-on-error", tex.name],
                           cwd=tex.parent, capture_output=True, text=True, timeout=1200)
     log = tex.with_suffix(".log").read_text(encoding="latin-1")
@@ -30,23 +44,95 @@ def pdflatex(tex: Path) -> str:
     assert "Undefined control sequence" not in log
     assert "Missing character" not in log
     assert "LaTeX Error" not in log
+    assert "multiply defined" not in log
     assert "Overfull \\vbox" not in log  # nothing runs off the bottom of a page
+    wide = [float(w) for w in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
+    assert all(w <= TOO_WIDE for w in wide), sorted(wide)[-3:]
     return log
 
 
+def pages(log: str) -> int:
+    """The page count pdflatex reports."""
+    return int(re.search(r"Output written on .*?\((\d+) pages?", log).group(1))
+
+
+def font_sizes(pdf: Path) -> tuple[int, float]:
+    """The smallest design size of the PDF's fonts (Latin Modern names its size:
+    LMRoman8, LMMathItalic10) and the height of its lowest word of two or more letters or
+    digits (pdftotext -bbox; the glyphs of the math extension font, a sum sign, a big
+    bracket's pieces, come out as one letter, control or private-use characters, and have
+    the box of no font size)."""
+    fonts = subprocess.run([tool("pdffonts"), pdf.name], cwd=pdf.parent, capture_output=True, text=True,
+                           check=True, timeout=120).stdout
+    names = [line.split()[0] for line in fonts.splitlines()[2:]]
+    assert names and all("+LM" in n for n in names), names  # Latin Modern only
+    design = min(int(re.search(r"(\d+)(?:-\w+)?$", n).group(1)) for n in names)
+    boxes = subprocess.run([tool("pdftotext"), "-bbox", pdf.name, "-"], cwd=pdf.parent, capture_output=True,
+                           text=True, check=True, timeout=300).stdout
+    heights = [float(y1) - float(y0) for y0, y1, word in
+               re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', boxes)
+               if sum(c.isalnum() for c in word) > 1]
+    return design, min(heights)
+
+
+def look_at(pdf: Path, first: int, last: int, resolution: int = 60) -> list[Path]:
+    """Pages ``first``..``last`` as PNG images (pdftoppm), asserted to be images with
+    something on them."""
+    stem = pdf.stem + "-page"
+    subprocess.run([tool("pdftoppm"), "-r", str(resolution), "-f", str(first), "-l", str(last), "-png", pdf.name,
+                    stem], cwd=pdf.parent, check=True, timeout=300)
+    pngs = sorted(pdf.parent.glob(f"{stem}-*.png"))
+    assert len(pngs) == last - first + 1
+    assert all(p.read_bytes().startswith(b"\x89PNG") and p.stat().st_size > 3000 for p in pngs)
+    return pngs
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_standalone_compiles_and_renders_to_png(case, tmp_path):
+def test_standalone_compiles_into_printable_pages(case, tmp_path):
     tex = tmp_path / f"{case}.tex"
     cli("latex", case, "--standalone", "-o", str(tex))
     log = pdflatex(tex)
-    pages = int(re.search(r"Output written on .*?\((\d+) pages?", log).group(1))
-    assert pages >= (3 if case in ("cat-climbed", "woodchuck", "crane") else 1)  # exercises: a page or two
-    first = min(pages, 8)  # the opening pages, to look at
-    subprocess.run([tool("pdftoppm"), "-r", "60", "-l", str(first), "-png", tex.with_suffix(".pdf").name, case],
-                   cwd=tmp_path, check=True, timeout=300)
-    pngs = sorted(tmp_path.glob(f"{case}-*.png"))
-    assert len(pngs) == first
-    assert all(p.read_bytes().startswith(b"\x89PNG") and p.stat().st_size > 5000 for p in pngs)
+    count = pages(log)
+    assert count >= (3 if case in ("cat-climbed", "woodchuck", "crane") else 1)  # exercises: a page or two
+    if case == "crane":
+        assert count <= CRANE_PAGES
+    design, lowest = font_sizes(tex.with_suffix(".pdf"))
+    assert design >= SMALLEST_FONT and lowest >= LOWEST_WORD, (design, lowest)
+    look_at(tex.with_suffix(".pdf"), 1, min(count, 8))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["cat-climbed", "woodchuck", "encoder-post-norm", "cat-climbed-llama"])
+def test_exact_forms_fit_the_line(case, tmp_path):
+    """--exact: long exact forms (a softmax weight over five exponentials, a sum of eight
+    products) are broken over lines; nothing is more than 1 pt too wide (they ran 373 pt
+    into the margin), and nothing is set below 8 pt."""
+    tex = tmp_path / f"{case}.tex"
+    cli("latex", case, "--standalone", "--exact", "-o", str(tex))
+    text = tex.read_text(encoding="utf-8")
+    assert "&\\quad " in text  # some form was broken
+    pdflatex(tex)
+    design, lowest = font_sizes(tex.with_suffix(".pdf"))
+    assert design >= SMALLEST_FONT and lowest >= LOWEST_WORD, (design, lowest)
+
+
+def test_crane_is_summarised():
+    """A table of crane's 64 tokens shows its first 5 and last 3 rows and says how many it
+    leaves out (64 - 8 = 56); with --all-rows it shows all 64."""
+    tokens = len(load_case("crane").tokens)
+    assert tokens == 64
+    text = cli("latex", "crane", "--step", "residual")
+    ((rows,),) = [latex_tables(text)]
+    assert len(rows) == 5 + 1 + 3
+    assert f"\\ldots\\ {tokens - 8} rows omitted; \\texttt{{-{{}}-all-rows}} prints them" in rows[5][0]
+    (every,) = latex_tables(cli("latex", "crane", "--step", "residual", "--all-rows"))
+    assert len(every) == tokens and not any("omitted" in cell for row in every for cell in row)
+
+
+def test_elide_rows():
+    assert elide_rows(list(range(16)), 16) == (list(range(16)), 0)
+    assert elide_rows(list(range(17)), 16) == ([0, 1, 2, 3, 4, 14, 15, 16], 9)
+    assert elide_rows(list(range(64)), None) == (list(range(64)), 0)
 
 
 def test_fragment_compiles_with_the_preamble_it_names(tmp_path):
@@ -57,8 +143,29 @@ def test_fragment_compiles_with_the_preamble_it_names(tmp_path):
     (tmp_path / "steps.tex").write_text(fragment, encoding="utf-8")
     chapter = tmp_path / "chapter.tex"
     chapter.write_text("\\documentclass{book}\n" + "\n".join(named) + "\n\\begin{document}\n\\chapter{Attention}\n"
-                       "\\input{steps}\nSee step~\\ref{derive:attention}.\n\\end{document}\n", encoding="utf-8")
+                       "\\input{steps}\nSee step~\\ref{derive:cat-climbed:attention}.\n\\end{document}\n",
+                       encoding="utf-8")
     pdflatex(chapter)
+
+
+def test_fragments_of_two_cases_and_steps_share_a_book(tmp_path):
+    """Two cases' attention steps and a post-norm block's two residual steps in one book:
+    every label differs (derive:CASE:KEY, KEY-2 for a key met again), no clash."""
+    parts = {"a": ("cat-climbed", "attention"), "b": ("woodchuck", "attention"),
+             "c": ("encoder-post-norm", "residual")}
+    for name, (case, step) in parts.items():
+        (tmp_path / f"{name}.tex").write_text(cli("latex", case, "--step", step), encoding="utf-8")
+    labels = re.findall(r"\\label\{([^}]*)\}", "".join((tmp_path / f"{n}.tex").read_text() for n in parts))
+    assert len(labels) == len(set(labels)) >= 4, labels
+    assert {"derive:cat-climbed:attention", "derive:woodchuck:attention", "derive:encoder-post-norm:residual",
+            "derive:encoder-post-norm:residual-2"} <= set(labels)
+    book = tmp_path / "book.tex"
+    book.write_text("\\documentclass[11pt]{book}\n" + PACKAGES + "\n\\begin{document}\n"
+                    + "".join(f"\\chapter{{{n}}}\n\\input{{{n}}}\n" for n in parts)
+                    + "See \\ref{derive:woodchuck:attention} and \\ref{derive:encoder-post-norm:residual-2}.\n"
+                    "\\end{document}\n", encoding="utf-8")
+    pdflatex(book)
+    assert "undefined" not in pdflatex(book)  # the second run finds every \\ref's label
 
 
 @pytest.mark.parametrize("case, options", [(case, ()) for case in CASES]
@@ -68,6 +175,14 @@ def test_numbers_are_the_json_decimals(case, options):
     text = cli("latex", case, *options)
     compared = check_numbers(case, latex_tables(text), aligned_blocks(text), json_decimals(case, *options))
     assert compared > (100 if case in ("cat-climbed", "woodchuck", "crane") else 20)  # exercises are short
+
+
+@pytest.mark.slow
+def test_all_rows_prints_every_number_of_crane():
+    """--all-rows: every row of crane's 64-row tables, every number the JSON's."""
+    text = cli("latex", "crane", "--all-rows")
+    assert "omitted" not in text
+    assert check_numbers("crane", latex_tables(text), aligned_blocks(text), json_decimals("crane")) > 20000
 
 
 @pytest.mark.parametrize("options", [("--signed-zero",), ("--sig", "2")], ids=["signed zero", "2 sig"])
@@ -113,3 +228,60 @@ def test_exact_forms_come_from_sympys_printer():
 def test_text_escapes():
     assert escape("50% of $x_1 & {y}") == "50\\% of \\$x\\_1 \\& \\{y\\}"
     assert escape("\u2423the \u2212 0.49\u2026") == "\\textvisiblespace{}the \\textminus{} 0.49\\ldots{}"
+
+
+def test_a_note_is_printed_once():
+    """The seed's a_{5,j} of head 1 add up to 1.001: that note was printed under both tables
+    of the head; now under the first only, and no note's words appear twice for one head
+    (the heads' q_5 . k_1 notes read alike: the seed's two heads see the same numbers)."""
+    notes, head = [], None  # (the head of the table above, the note's words)
+    for line in cli("latex", CASES[0]).splitlines():
+        if line.startswith("\\textbf{"):
+            head = re.search(r"Head (\d+)", line)
+            head = head and head.group(1)
+        note = re.match(r"\\textsuperscript\{[a-z]+\}\\,(.*)\\par$", line)
+        if note:
+            notes.append((head, note.group(1)))
+    assert len(notes) > 20
+    assert len(notes) == len(set(notes)), [n for n in notes if notes.count(n) > 1][:2]
+    sums = [n for h, n in notes if "the printed weights add up to" in n and "head 1" in n]
+    assert len(sums) == 1 and "0.011 + 0.035 + 0.622 + 0.319 + 0.014 = 1.001" in sums[0]
+
+
+# The widths TeX gives these (The TeXbook, ch. 18; Latin Modern's digits are 0.5 em and its
+# minus sign 0.778 em wide; 18 mu = 1 em): the padding of a vector entry, in mu.
+MU = {"\\;": 5, "\\:": 4, "\\,": 3}
+DIGIT_MU, MINUS_MU = 9, 14
+
+
+def entry_widths(entry: str) -> tuple[int, int]:
+    """A padded vector entry's widths (mu) before and after its decimal point, its note
+    mark and the space that stands for a missing mark (a pair of ``\\:``) left out."""
+    entry = re.sub(r"(\\:\\:)+$", "", re.sub(r"\^\{\\mathrm\{[a-z]+\}\}", "", entry))
+    before, _, after = entry.partition(".")
+
+    def width(part):
+        spaces = sum(MU[s] * part.count(s) for s in MU)
+        bare = re.sub(r"\\[;:,]", "", part)
+        return spaces + DIGIT_MU * sum(c.isdigit() for c in bare) + MINUS_MU * bare.count("-")
+    return width(before), width(after)
+
+
+def test_vector_entries_align_on_the_point():
+    """In every vector column of the seed's chapter (and crane's broken vectors), the
+    entries at one position have the same width before the point, so the points line up
+    from row to row (and the widths after it match too)."""
+    for case in (CASES[0], "crane"):
+        text = cli("latex", case)
+        for table in latex_tables(text):
+            columns = {}
+            for row in table:
+                for j, cell in enumerate(row):
+                    if cell.startswith("$["):
+                        entries = re.sub(r"\$ ?\$?\\;|\$|^\[|\]$", "", cell.replace("$[", "[").replace("]$", "]"))
+                        columns.setdefault(j, []).append([entry_widths(e.strip()) for e in entries.split(",")])
+            for vectors in columns.values():
+                for i in range(len(vectors[0])):
+                    assert len({v[i][0] for v in vectors}) == 1, (case, i, vectors)
+                    assert len({v[i][1] for v in vectors}) == 1, (case, i, vectors)
+            assert "adjustbox" not in text

@@ -53,3 +53,10 @@ def test_labels():
     assert label_spans("x_t = E[id] + P_t") == [("math", "x_t = E[id] + P_t")]
     assert label_spans("`␣the`") == [("piece", "␣the")]
     assert label_spans("token") == [("prose", "token")]
+
+
+@pytest.mark.parametrize("plain,expected", [("p(a|b)", r"p(a\mid b)"), ("x*y", r"x\cdot y"),
+                                            ("x <= y", r"x \le y")])
+def test_a_control_word_never_runs_into_a_letter(plain, expected):
+    # \midb and \cdoty are undefined commands: pdflatex and KaTeX stop on them
+    assert tex(plain) == expected

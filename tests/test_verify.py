@@ -182,6 +182,39 @@ def test_shift_changes_nothing():
     assert "p(␣roof) = 0.395 both ways" in text and "L = 0.928 both ways" in text  # the seed's step 9
 
 
+def given_logits(tmp_path: Path, logits: list, conventions: str = "") -> str:
+    path = tmp_path / "logits.toml"
+    path.write_text(f'name = "z"\n[vocab]\npieces = ["a", "b"]\n[input]\nlogits = {logits}\n'
+                    f'[prompt]\ntarget = "a"\n{conventions}')
+    return str(path)
+
+
+def test_shift_with_a_loss_near_1e8(tmp_path):
+    # L = ln(1 + e^(10^8)) = 10^8 + ln(1 + e^(-10^8)): 100000000.000 at 3 places; its absolute
+    # error at 128 bits is near 1e-30, which a fixed tolerance of 1e-30 called a FAIL
+    result = shift(load_case(given_logits(tmp_path, [0, 10 ** 8])))
+    assert result.passed, result.lines
+    assert "L = 100000000.000 both ways" in "\n".join(result.lines)
+
+
+def test_shift_of_given_logits_under_a_temperature(tmp_path):
+    # p = softmax(z / T): the shift is added to z / T, the logit as it enters e^
+    result = shift(load_case(given_logits(tmp_path, ["1/3", 0], '[conventions]\ntemperature = "1/2"\n')))
+    assert result.passed, result.lines
+    p_a = math.exp(2 / 3) / (math.exp(2 / 3) + 1)
+    assert f"p(a) = {p_a:.3f} both ways" in "\n".join(result.lines)
+
+
+def test_agreement_is_certified_both_ways():
+    # softmax of (1, 2, 3, 4, 1, 2, 3): p(a) = p(e) (equal logits), p(a) != p(b)
+    from derive.derivation import derive
+    from derive.verify import _agree
+    d = derive(load_case("softmax"))
+    p = d.outputs["p"]
+    assert _agree(d, p[0], p[4]) is True
+    assert _agree(d, p[0], p[1]) is False
+
+
 def test_all_on_cat_climbed():
     results = verify(load_case("cat-climbed"), "all")
     assert [r.name for r in results] == ["rotation", "uniform-keys", "temperature", "shift"]
