@@ -13,9 +13,10 @@ result sits on a rounding tie (seed 000: from the printed f_5,
 Inputs a reader does not see printed (scratch values such as x - mu, or a sum of e^s
 that no table shows) are computed by the reader from their own inputs, unrounded. The
 given numbers (the weights, printed by the weights, embedding and positions steps, and
-given inputs) are taken as printed: exactly when they fit the places (``-0.5``), else
-with the digits the table shows (a weight 0.96875 printed at 3 places is 0.969 to the
-reader); a constant no table shows (the 1 a bias multiplies) is exact. With ``carry="printed"`` every step is
+given inputs) are taken as printed: exactly when a table prints them whole (``-0.5``;
+crane's 0.484375 at 3 places), else with the digits the table shows (a float32 weight
+0.300000011920928955078125 is 0.300 to the reader at 3 places); a constant no table
+shows (the 1 a bias multiplies) is exact. With ``carry="printed"`` every step is
 recomputed from the previous step's printed values (the way a student works on paper),
 and the chain's drift from the exact values is reported cell by cell.
 """
@@ -216,12 +217,16 @@ class ByHand:
             :class:`~derive.cells.Printer` computed); these are the reader's inputs.
         carry: ``exact`` (each step from unrounded parents, the seed's way; the default)
             or ``printed`` (each step from the previous step's printed values).
+        whole: the given numbers a table prints as they are (a weight that fits the
+            places plus :data:`~derive.rounding.GIVEN_EXTRA_PLACES`, ``-0.5``, ``0.484375``):
+            the reader takes them exactly; another given number, as ``printed`` rounds it.
 
     Raises:
         ValueError: for an unknown carry mode.
     """
 
-    def __init__(self, derivation: Derivation, fmt: Format, printed: dict[Ref, str], carry: str = "exact"):
+    def __init__(self, derivation: Derivation, fmt: Format, printed: dict[Ref, str], carry: str = "exact",
+                 whole=frozenset()):
         if carry not in CARRY_MODES:
             raise ValueError(f"unknown carry mode {carry!r}; expected one of {', '.join(CARRY_MODES)}")
         self.derivation = derivation
@@ -229,6 +234,7 @@ class ByHand:
         self.fmt = fmt
         self.printed = printed
         self.carry = carry
+        self.whole = whole
         self._raw: dict[int, Value] = {}
         self._givens: dict[int, tuple] = {}
         self._chain: dict[int, str] | None = None
@@ -252,13 +258,14 @@ class ByHand:
 
     def _given(self, node_id: int) -> tuple[fmpq, sympy.Expr]:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
-        formula): as printed when a table shows it with other digits than its exact value
-        (a weight rounded to the places), else exactly (``-0.5``, ``1``)."""
+        formula): exactly when a table prints it whole (``-0.5``, ``0.484375``) or no
+        table shows it (the 1 of a bias), else as printed (a float32 weight rounded to the
+        places)."""
         if node_id not in self._givens:
             leaf = self.graph.nodes[node_id].leaf
             exact = Fraction(int(leaf.p), int(leaf.q))
             text = self.printed.get(Ref("before", node_id))
-            if is_number(text) and printed_fraction(text) != exact:
+            if Ref("before", node_id) not in self.whole and is_number(text) and printed_fraction(text) != exact:
                 q = printed_fraction(text)
                 self._givens[node_id] = fmpq(q.numerator, q.denominator), F.Dec(text.replace("\u2212", "-"))
             else:

@@ -50,7 +50,9 @@ class Printer:
         self.fmt = fmt
         refs = [r for step in derivation.steps for r in step_refs(step)]
         self.text = derivation.decimals(refs, fmt)
-        self.byhand = ByHand(derivation, fmt, self.text, carry)
+        whole = {r for step in derivation.steps for table in step.tables if table.short_exact
+                 for r in table_refs(table) if self._short(r) is not None}  # given numbers printed as given
+        self.byhand = ByHand(derivation, fmt, self.text, carry, whole)
 
     def number(self, ref: Ref, short_exact: bool = False) -> str:
         """One quantity, rounded (or as the student carries it, with ``carry="printed"``);

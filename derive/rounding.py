@@ -168,14 +168,23 @@ def format_fraction(q: Fraction, fmt: Format) -> str:
     return _sig_text(n, e, fmt, q < 0)
 
 
+GIVEN_EXTRA_PLACES = 3  # a given number prints whole with up to this many places more than the run's
+
+
 def short_decimal(q: Fraction, fmt: Format) -> str | None:
     """A given number as the seed prints its given weights (``-0.5``, ``1.0``, not
-    ``-0.500``): its exact decimal with the fewest places from 1 to ``fmt.places`` that
-    hold it, or None when it has more places (or the format counts significant figures):
-    then it is rounded like every other number. Same value as :func:`format_fraction`
-    whenever it is not None."""
+    ``-0.500``): its exact decimal with the fewest places from 1 to ``fmt.places +
+    GIVEN_EXTRA_PLACES`` that hold it (crane's k/64 weights, 0.484375, print whole at 3
+    places), or None when it has more places (a float32 weight) or the format counts
+    significant figures: then it is rounded like every other number."""
     if fmt.places is None:
         return None
+    for places in range(1, fmt.places + GIVEN_EXTRA_PLACES + 1):
+        scaled = q * 10 ** places
+        if scaled.denominator == 1:
+            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+            return f"{fmt.minus if q < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+    return None
     for places in range(1, fmt.places + 1):
         scaled = q * 10 ** places
         if scaled.denominator == 1:

@@ -11,8 +11,8 @@ attention's, ``ln1_gain`` a norm's ``gain`` in slot ln1, W_3 of a stack of linea
 its ``W_l``), in the order the model reads them, one table per block, head and name. A
 weight already printed by another step (E by the embedding, a learned P by the
 positions) is not printed twice. Given weights are printed as the case gives them when
-they fit the places (``-0.5``, as the seed prints E), else correctly rounded like every
-other number.
+they fit the places plus 3 (``-0.5``, as the seed prints E; crane's 0.484375), else
+correctly rounded like every other number (:func:`derive.rounding.short_decimal`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def weights_step(graph: Graph, case: Case, shown: list[Step]) -> Step | None:
         heads += [] if head is None else [name]
     if not tables:
         return None
-    words = f"The weights the model reads, as the case gives them: {_listed(printed)}."
+    words = f"The weights the model reads: {_listed(printed)}."
     if heads:
         words += f" Each head has its own {_listed(heads)}."
     if elsewhere:

@@ -6,7 +6,8 @@ The expected numbers are read from the case files themselves, independently of d
 ``"p/q"`` strings as fractions, ``"I"`` as the identity), a weights file through
 ``safetensors.numpy`` (each float32 is the exact dyadic rational ``Fraction(float(x))``);
 each is rounded by hand here (half away from zero at 3 places, or written as it is when
-its exact decimal has at most 3 places, as the seed prints E: ``-0.5``, ``1.0``).
+its exact decimal has at most 3 + 3 places, as the seed prints E: ``-0.5``, ``1.0``, and
+crane's ``0.484375``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from derive.byhand import ByHand
 from derive.case import bundled_cases, load_case
 from derive.cells import Printer
 from derive.derivation import derive
@@ -103,9 +103,9 @@ def case_weights(path: Path) -> dict[tuple, list[list[Fraction]]]:
 
 def printed(q: Fraction, places: int = 3, short: bool = True) -> str:
     """A given weight as the tables print it: its exact decimal when it has 1 to
-    ``places`` places (``-0.5``, ``1.0``), else (or with ``short`` False, as every other
-    number) rounded half away from zero."""
-    for k in range(1, places + 1 if short else 1):
+    ``places`` + 3 places (``-0.5``, ``1.0``, ``0.484375``), else (or with ``short``
+    False, as every other number) rounded half away from zero."""
+    for k in range(1, places + 4 if short else 1):
         if (q * 10 ** k).denominator == 1:
             n = abs(q * 10 ** k).numerator
             break
@@ -237,8 +237,8 @@ W_U = "tied"
 @pytest.fixture
 def file_case(tmp_path) -> Path:
     """A case whose weights sit in a float32 safetensors file: values with more places
-    than 3 (0.0625 prints 0.063; float32(0.3) = 10066330 / 2^25 prints 0.300), gains and
-    biases of the norms and the MLP."""
+    than 3 + 3 (float32(0.3) = 10066330 / 2^25 prints 0.300, float32(0.1) 0.100) and
+    fewer (0.0625 prints whole), gains and biases of the norms and the MLP."""
     rng = np.random.default_rng(7)
     arrays = {"E": np.array([[0.5, -0.25], [0.0625, 1.0], [-0.3, 0.75]], dtype=np.float32),
               "P": np.array([[0.0, 0.1], [0.2, 0.0], [-0.1, 0.3]], dtype=np.float32),
@@ -248,7 +248,7 @@ def file_case(tmp_path) -> Path:
     for name, shape in {"W_Q": (2, 2), "W_K": (2, 2), "W_V": (2, 2), "W_O": (2, 2), "W_1": (2, 3),
                         "W_2": (3, 2)}.items():
         arrays[f"blocks.1.{name}"] = (rng.integers(-16, 17, size=shape) / 16).astype(np.float32)
-    arrays["blocks.1.W_Q"][0, 0] = 0.0625
+    arrays["blocks.1.W_Q"][0, 0] = 0.3
     arrays["blocks.1.b_1"] = np.array([0.3, -0.4, 0.0625], dtype=np.float32)
     save_file(arrays, str(tmp_path / "w.safetensors"))
     path = tmp_path / "case.toml"
@@ -258,7 +258,7 @@ def file_case(tmp_path) -> Path:
 
 def test_every_weight_of_a_weights_file_is_printed(file_case):
     weights = case_weights(file_case)
-    assert (1, None, "ln1_bias") in weights and weights[(1, None, "W_Q")][0][0] == Fraction(1, 16)
+    assert (1, None, "ln1_bias") in weights and weights[(1, None, "W_Q")][0][0] == Fraction(10066330, 2 ** 25)
     assert weights[(1, None, "b_1")][0][0] == Fraction(10066330, 2 ** 25)  # float32(0.3), worked out by hand
     out = cli("run", str(file_case), "--width", "100000")
     assert check_printed(weights, out, 1, 3) == sum(len(r) * len(r[0]) for r in weights.values())
@@ -266,15 +266,20 @@ def test_every_weight_of_a_weights_file_is_printed(file_case):
 
 
 def test_a_note_uses_a_weight_as_printed(file_case):
-    """W_Q_{1,1} = 0.0625 prints as 0.063 at 3 places: the reader's q_t[1] multiplies by
-    0.063, never by 0.0625; at 4 places the weight prints whole and the reader uses it."""
-    derivation = derive(load_case(str(file_case)))
-    (q_11,) = [i for i, n in enumerate(derivation.graph.nodes) if n.meta.label == "q_1[1]"]
+    """W_Q_{1,1} = float32(0.3) = 0.300000011920928955078125 prints as 0.300 at 3 places:
+    the reader's q_1[1] multiplies by 0.300, never by the float's 24 places; at 4 places
+    by 0.3000; x_2[1] = E_{3,1} + P_{2,1} = -0.300 + 0.200. E_{2,1} = 0.0625 prints
+    whole (4 places): x_3[1] = 0.0625 + P_{3,1}."""
     from derive.steps import Ref
-    for places, shown in ((3, "0.063"), (4, "0.0625")):
+    derivation = derive(load_case(str(file_case)))
+    label = {n.meta.label: i for i, n in enumerate(derivation.graph.nodes) if n.meta.symbol}
+    for places, shown in ((3, "0.300"), (4, "0.3000")):
         fmt = Format(places=places)
-        hand = ByHand(derivation, fmt, Printer(derivation, fmt).text)
-        formula = text(hand.reading(Ref("before", q_11)).formula)
-        assert f"\u00b7{shown}" in formula.replace(" ", ""), formula
-        if places == 3:
-            assert "0.0625" not in formula, formula
+        hand = Printer(derivation, fmt).byhand
+        q = text(hand.reading(Ref("before", label["q_1[1]"])).formula).replace(" ", "")
+        assert f"\u00b7{shown}" in q and "0.30000001" not in q, q
+        zeros = "0" * (places - 1)  # float32(0.3) and (0.2), rounded: -0.300 + 0.200 at 3 places
+        x = text(hand.reading(Ref("before", label["x_2[1]"])).formula).replace(" ", "")
+        assert x.startswith(f"-0.3{zeros}+0.2{zeros}="), x
+        x = text(hand.reading(Ref("before", label["x_3[1]"])).formula).replace(" ", "")  # E_{2,1} + P_{3,1}
+        assert x.startswith(f"0.0625-0.1{zeros}="), x

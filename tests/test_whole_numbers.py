@@ -64,13 +64,13 @@ def expected(case: str) -> dict[int, Counter]:
 def _as_shown(record: dict, short_exact: bool, places: int) -> str:
     """The record's decimal as the page prints it: the JSON ``decimal``, or in a table of
     given weights the exact value's short decimal (``-0.5``) when it has one of 1 to
-    ``places`` places."""
+    ``places`` + 3 places."""
     if short_exact:
         try:
             q = Fraction(record["exact"])
         except ValueError:
             q = None
-        for p in range(1, places + 1):
+        for p in range(1, places + 4):  # whole up to 3 places more than the run's (crane's 0.484375)
             if q is not None and (q * 10 ** p).denominator == 1:
                 return str((Decimal(q.numerator) / q.denominator).quantize(Decimal(1).scaleb(-p)))
     return record["decimal"]
