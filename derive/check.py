@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import ctx, fmpq
+from flint import arb, ctx, fmpq
 
 from . import mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
@@ -44,11 +45,11 @@ from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
-from .names import HEAD, find
+from .names import HEAD, find, per_derivation
 from .notes import check_note
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim, page_equation
+from .tablenames import Claim, cell_claim, page_equation, param_row
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -97,7 +98,11 @@ class Checker:
         self._variants: dict[str, Derivation | None] = {}
         self.student: dict[Ref, Fraction] = {}
         self.origin: dict[Ref, int] = {}
-        self._readings: dict[int, dict[Ref, Value]] = {}
+        self._readings: dict[int, dict] = {}
+        self._found: dict[tuple, list[Ref]] = {}  # a name's quantities, by (name, block, head)
+        self._reading: dict[tuple, object] = {}  # the by-hand reading of a quantity, by (ref, places)
+        self._exact: dict[Ref, str] = {}  # a quantity's exact digits, for messages
+        self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
 
     # ------------------------------------------------------------------ helpers
     def fmt(self, places: int) -> Format:
@@ -131,13 +136,14 @@ class Checker:
         """Verdicts for every entry of a hand-computation file's text, in order."""
         verdicts = []
         last = [len(self.derivation.case.ids)]
-        for entry in parse(text):
+        entries = parse(text)
+        for entry in entries:
             try:
                 verdicts.append(self.check_entry(entry, last))
             except DeriveError as exc:
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", exc.detail +
                                         (f" (expected {exc.expected})" if exc.expected else ""), entry.name))
-        return verdicts
+        return _foreign_tables(entries, verdicts)
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.
@@ -147,6 +153,9 @@ class Checker:
         """
         if entry.error:
             return Verdict(entry.line, entry.source, "unreadable", entry.error, entry.name)
+        if entry.skip:
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {entry.skip}", entry.name,
+                           entry.values or None)
         if entry.kind == "note":
             status, message, name = check_note(self.derivation, entry, self.mode)
             return Verdict(entry.line, entry.source, status, message, name)
@@ -182,10 +191,10 @@ class Checker:
         """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
         ``d_k = 2``, ``h = 2``) judged against the case; None for any other name."""
         case = self.derivation.case
+        if entry.name not in ("eps", "eta", "d_k", "d_model", "h") or entry.node is None:
+            return None
         known = {"eps": self.eps(entry.section), "eta": case.conventions.learning_rate,
                  "d_k": case.d_k, "d_model": case.d_model, "h": case.heads}
-        if entry.name not in known or entry.node is None:
-            return None
         value = Fraction(known[entry.name])
         if entry.exact is not None:
             try:
@@ -268,7 +277,8 @@ class Checker:
             phase, name = "grad", name[4:]
         key = name.replace("{", "").replace("}", "")
         graph = self.derivation.graph
-        found = [i for i in graph.param_leaves() if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
+        leaves = per_derivation(self.derivation, "param leaves", graph.param_leaves)
+        found = [i for i in leaves if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
         if not found:
             raise DeriveError(f"no quantity is called {name!r}")
         return [Ref(phase, i) for i in found]
@@ -290,7 +300,8 @@ class Checker:
                 wrong.append((text, rounded, exact[-1]))
         if wrong:
             message = "; ".join(f"{claim.label}: {t} is wrong: the exact value is {e}, which rounds to {r}"
-                                for t, r, e in wrong)
+                                if r is not None else f"{claim.label}: {t}: the exact value is {e}, whose last digit "
+                                "derive cannot decide at these places" for t, r, e in wrong)
             return Verdict(entry.line, entry.source, "wrong", message, claim.label, entry.values, expected, exact)
         return Verdict(entry.line, entry.source, "correct", f"{claim.label}: correct", claim.label,
                        entry.values, expected, exact)
@@ -302,10 +313,23 @@ class Checker:
         ``sigma`` or ``rms`` the followed row's; a table cell's name comes from its header and row)."""
         name = entry.name.strip()
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
+        name = re.sub(r"^[xX]\[(\d+)\]$", r"x_\1", name)  # X[5]: the row of X at position 5
+        row = re.match(r"^E\[(\d+)\]$", name)
+        if row:  # E[1]: the row of E read for id 1 (ids count from 0)
+            return param_row(self.derivation, "E", int(row.group(1)) + 1, entry.block)
         if re.match(r"^GELU\b", name):
             name = f"g_{last}"
-        if name in {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}:
+        if self._statistics is None:
+            self._statistics = {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}
+        if name in self._statistics:
             name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
+        key = (name, entry.block, entry.head)
+        if key in self._found:
+            return self._found[key]
+        self._found[key] = self._resolve(entry, name)
+        return self._found[key]
+
+    def _resolve(self, entry: Entry, name: str) -> list[Ref]:
         try:
             return find(self.derivation, name, entry.block, entry.head)
         except DeriveError as exc:
@@ -358,9 +382,13 @@ class Checker:
         fmt = printer.fmt
         expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
             self.derivation.decimal(ref, Format(places=places, mode=self.mode))
-        exact = printer.byhand._digits(self.derivation.value(ref))
+        if ref not in self._exact:
+            self._exact[ref] = printer.byhand._digits(self.derivation.value(ref))
+        exact = self._exact[ref]
         label = self.derivation.meta(ref).label
-        reading = printer.byhand.reading(ref)
+        if (ref, places) not in self._reading:
+            self._reading[ref, places] = printer.byhand.reading(ref)
+        reading = self._reading[ref, places]
         if _same(text, expected):
             note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
             return ("correct", f"{label}: correct{note}", None, None, expected, exact)
@@ -460,17 +488,28 @@ class Checker:
         text = entry.values[-1] if len(entry.values) == 1 else None
         if text is None:
             return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
+        places = decimal_places(text) or 0
+        fmt = self.fmt(places)
         try:
-            value = _evaluate(entry.node)
+            value, expected = _evaluate(entry.node, fmt)
+        except mathread.TooLarge as big:
+            if abs(printed_fraction(text)) < 10 ** mathread.MAX_DIGITS:
+                return Verdict(entry.line, entry.source, "wrong", f"wrong: {big}, not {text}", entry.expr, [text])
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {big}", entry.expr, [text])
+        except mathread.Beyond as exc:
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {exc}", entry.expr, [text])
         except (ValueError, ArithmeticError) as exc:
             return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
-        places = decimal_places(text)
-        fmt = self.fmt(places)
-        expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
+        if expected is None:
+            return Verdict(entry.line, entry.source, "not checked",
+                           f"not checked: {entry.expr} = {_show(value)} lies on a rounding boundary at {places} places "
+                           f"(or too near one to tell at {mathread.MAX_PREC} bits): derive does not guess its last digit",
+                           entry.expr, [text], None, [_show(value)])
         shown = _show(value)
         # a by-hand form takes its inputs from a page printed at the result's places
         given = max((decimal_places(n.text) or 0 for n in mathread.numbers(entry.node)), default=0)
-        quantities = self.by_hand_of(value, places) if given <= places else []
+        # (a whole number, 1 + 1 = 2, is arithmetic on its own: no page is printed at 0 places)
+        quantities = self.by_hand_of(value, places) if given <= places and "." in text else []
         if expected is not None and _same(text, expected):
             message = f"correct: {entry.expr} = {shown}"
             tie = isinstance(value, Fraction) and is_tie(value, fmt)
@@ -500,13 +539,14 @@ class Checker:
         is exactly ``value`` (a Fraction, or a ball that agrees with it to 12 more places)."""
         if places not in self._readings:
             printer = self.printer(places)
-            readings = {}
+            readings: dict = {}  # the readings' values by their digits at places + 12, cut
             for ref in printer.text:
                 reading = printer.byhand.reading(ref)
                 if reading is not None and reading.value is not None:
-                    readings[ref] = reading.value
+                    readings.setdefault(_key(reading.value, places + 12), []).append((ref, reading.value))
             self._readings[places] = readings
-        return [ref for ref, v in self._readings[places].items() if _same_value(v, value, places + 12)]
+        candidates = self._readings[places].get(_key(value, places + 12), [])
+        return [ref for ref, v in candidates if _same_value(v, value, places + 12)]
 
     def quantity_from_printed(self, value, text: str, places: int) -> str | None:
         """The label of a printed quantity whose correct value is ``text`` and whose by-hand
@@ -516,6 +556,32 @@ class Checker:
             if _same(text, printer.text[ref].replace("\u2212", "-")):
                 return self._name(ref)
         return None
+
+
+def _foreign_tables(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
+    """A table none of whose cells names a quantity of the case (the parameter counts of
+    GPT-2 beside a chapter) is not about the case: its cells are not checked, with the
+    reason, instead of unreadable."""
+    cells: dict[int, list[int]] = {}
+    for k, entry in enumerate(entries):
+        if entry.cell is not None:
+            cells.setdefault(id(entry.cell.table), []).append(k)
+    for members in cells.values():
+        if all(verdicts[k].status == "unreadable" for k in members):
+            for k in members:
+                v = verdicts[k]
+                verdicts[k] = dataclasses.replace(v, status="not checked", message="not checked: a table that names no "
+                                                  f"quantity of this case ({v.message})")
+    return verdicts
+
+
+def _key(value, places: int) -> str | None:
+    """A value cut to ``places`` (toward zero): two values :func:`_same_value` calls the same
+    have the same key."""
+    if isinstance(value, Fraction):
+        value = fmpq(value.numerator, value.denominator)
+    with ctx.workprec(READER_PREC):
+        return format_value(value, Format(places=places, mode="down"))
 
 
 def _same_value(a: Value, b, places: int) -> bool:
@@ -551,6 +617,7 @@ def _common(lists: list[list[str]]) -> str | None:
     return " or ".join(common)
 
 
+@lru_cache(maxsize=1 << 16)
 def _same(written: str, expected: str) -> bool:
     """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
     if not (is_number(written) and is_number(expected)):
@@ -585,21 +652,40 @@ def _forward_with(graph, values: list[Value], overrides: dict[int, Value], targe
     return new.get(target, values[target])
 
 
-def _evaluate(node):
-    """An exact Fraction when the arithmetic is rational, else a certified ball.
+def _evaluate(node, fmt: Format):
+    """The value of free arithmetic (an exact Fraction when it is rational, else a
+    certified ball) and its rounding under ``fmt`` (None when undecided): the ball is
+    evaluated again at twice the precision while it straddles a rounding boundary, up to
+    mathread.MAX_PREC bits.
 
     Raises:
-        ValueError: when the value is undefined (a division by zero), not real, or too large."""
-    value = mathread.evaluate(node)
-    if is_exact(value):
-        return Fraction(int(value.p), int(value.q))
-    if not value.is_finite():
-        raise ValueError("it is undefined (a division by zero?)")
-    return value
+        mathread.TooLarge, mathread.Beyond: a value beyond a hand computation's bounds;
+        ValueError: when the value is undefined (a division by zero) or not real."""
+    prec = mathread.PREC
+    while True:
+        value = mathread.evaluate(node, prec=prec)
+        if is_exact(value):
+            value = Fraction(int(value.p), int(value.q))
+            return value, format_fraction(value, fmt)
+        if not value.is_finite():
+            raise ValueError("it is undefined (a division by zero?)")
+        with ctx.workprec(prec):
+            expected = format_value(value, fmt)
+        if expected is not None or prec >= mathread.MAX_PREC:
+            return value, expected
+        prec *= 2
 
 
 def _show(value) -> str:
+    """A value for a message: an exact decimal or fraction (in e notation when long), or a
+    ball's first digits followed by ``…``."""
     if isinstance(value, Fraction):
-        return exact_text(value)
+        text = exact_text(value)
+        if len(text) <= 40:
+            return text
+        value = fmpq(value.numerator, value.denominator)
     with ctx.workprec(READER_PREC):
-        return (format_value(value, Format(places=6, mode="down")) or "?") + "\u2026"
+        digits = format_value(value, Format(places=6, mode="down"))
+        if digits is None or len(digits) > 40:
+            digits = arb(value).str(8, radius=False)
+        return digits + "\u2026"

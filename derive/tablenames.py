@@ -33,7 +33,7 @@ from .derivation import Derivation
 from .errors import DeriveError
 from .handfile import TITLE_CONTEXT, Entry
 from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
-from .names import find
+from .names import find, per_derivation
 from .printing import text
 from .steps import Ref, Vec
 
@@ -97,10 +97,11 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         return _gradient(derivation, node, row, block)
     if not mathread.is_name(node):
         return _formula(derivation, node, row, block, head, header)
-    if isinstance(node, Sym) and node.base == "c" and _title_name(table.title) is not None:
-        matrix = _title_name(table.title)  # E (12 x 4): the columns c_k of E
+    if isinstance(node, Sym) and node.base == "c" and (_title_name(table.title) is not None or row.id is not None):
+        # E (12 x 4): the columns c_k of E (of E itself when no title names the matrix: rows keyed by id)
+        matrix = _title_name(table.title) or Sym("E")
         k = _number(node)
-        refs = _param_row(derivation, _base(matrix), row.id + 1 if row.id is not None else row.number, block)
+        refs = param_row(derivation, _base(matrix), row.id + 1 if row.id is not None else row.number, block)
         if k is None or not 1 <= k <= len(refs):
             raise DeriveError(f"{_base(matrix)} has no column {header!r}")
         return Claim(derivation.meta(refs[k - 1]).label, refs=[refs[k - 1]])
@@ -109,7 +110,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
     param = _param_of(derivation, node)
     if param is not None:
         index = _param_index(derivation, param, row)
-        refs = _param_row(derivation, param, index, block)
+        refs = param_row(derivation, param, index, block)
         return Claim(f"{param}_{index}", refs=refs)
     name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
@@ -309,7 +310,8 @@ def _free(node) -> bool:
 def _statistics(derivation: Derivation) -> set[str]:
     """The symbols of the norms' per-row statistics (mu, sigma, rms): the quantities whose
     metadata names a norm slot (ln1, ln2, final)."""
-    return {n.meta.symbol for n in derivation.graph.nodes if n.meta.norm and n.meta.symbol}
+    return per_derivation(derivation, "statistics",
+                          lambda: {n.meta.symbol for n in derivation.graph.nodes if n.meta.norm and n.meta.symbol})
 
 
 def _placed(node, row: _Row, norm: str, attention_row: int, statistics=frozenset()):
@@ -367,7 +369,8 @@ def _param_of(derivation: Derivation, node) -> str | None:
     """The weight matrix a header names (``E_i``, ``E[id]``, ``P_t``), else None."""
     if not isinstance(node, Sym):
         return None
-    params = {derivation.graph.nodes[i].meta.param for i in derivation.graph.param_leaves()}
+    params = per_derivation(derivation, "params",
+                            lambda: {derivation.graph.nodes[i].meta.param for i in derivation.graph.param_leaves()})
     subs = [c for kind, c in node.scripts if kind == "_"]
     if subs and f"{node.base}_{mathread.show(subs[0])}" in params:
         return f"{node.base}_{mathread.show(subs[0])}"  # W_Q, b_1
@@ -385,10 +388,13 @@ def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
     return row.number or row.position
 
 
-def _param_row(derivation: Derivation, param: str, row: int | None, block) -> list[Ref]:
-    """The leaves of one row of a weight matrix, in column order."""
+def param_row(derivation: Derivation, param: str, row: int | None, block) -> list[Ref]:
+    """The leaves of one row (1-based) of the weight matrix ``param``, in column order.
+
+    Raises:
+        DeriveError: when the matrix has no such row."""
     graph = derivation.graph
-    leaves = [i for i in graph.param_leaves() if graph.nodes[i].meta.param == param
+    leaves = [i for i in per_derivation(derivation, "param leaves", graph.param_leaves) if graph.nodes[i].meta.param == param
               and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))]
     if not leaves:
         raise DeriveError(f"{param} has no row {row}")
@@ -402,7 +408,7 @@ def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:
         den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts
                            if kind == "_" and not (isinstance(c, Sym) and c.base in FREE))
     index = _param_index(derivation, param, row)
-    refs = [Ref("grad", r.id) for r in _param_row(derivation, param, index, block)]
+    refs = [Ref("grad", r.id) for r in param_row(derivation, param, index, block)]
     return Claim(f"dL/d{param}_{index}", refs=refs)
 
 
@@ -431,7 +437,7 @@ def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) 
             return _gradient(derivation, name_node, row, block).refs
         param = _param_of(derivation, name_node)
         if param is not None:
-            return _param_row(derivation, param, _param_index(derivation, param, row), block)
+            return param_row(derivation, param, _param_index(derivation, param, row), block)
         return find(derivation, _label(_placed(name_node, row, "", len(derivation.case.ids))), block, head)
 
     for name_node in mathread.names(node):
