@@ -102,6 +102,8 @@ class Checker:
         self._found: dict[tuple, list[Ref]] = {}  # a name's quantities, by (name, block, head)
         self._reading: dict[tuple, object] = {}  # the by-hand reading of a quantity, by (ref, places)
         self._exact: dict[Ref, str] = {}  # a quantity's exact digits, for messages
+        self._steps: dict[tuple, dict] = {}  # (weight, gradient) printed at given places -> the weights
+        self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
         self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
 
     # ------------------------------------------------------------------ helpers
@@ -137,6 +139,7 @@ class Checker:
         verdicts = []
         last = [len(self.derivation.case.ids)]
         entries = parse(text)
+        self._sgd_rows = self.sgd_blocks(entries)
         for entry in entries:
             try:
                 verdicts.append(self.check_entry(entry, last))
@@ -490,6 +493,9 @@ class Checker:
             return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
         places = decimal_places(text) or 0
         fmt = self.fmt(places)
+        flipped = self.sgd_sign(entry, text)
+        if flipped is not None:
+            return flipped
         try:
             value, expected = _evaluate(entry.node, fmt)
         except mathread.TooLarge as big:
@@ -529,6 +535,82 @@ class Checker:
                            "value, computed from unrounded inputs, rounds to it", entry.expr, [text], [expected], [shown])
         return Verdict(entry.line, entry.source, "wrong", f"wrong: {entry.expr} = {shown}, which rounds to {expected}",
                        entry.expr, [text], [expected], [shown])
+
+    def sgd_sign(self, entry: Entry, text: str) -> Verdict | None:
+        """A line written as an SGD step, ``theta ± eta·(g) = value``, where eta is the
+        case's learning rate and theta and g are the printed values (at the places written)
+        of a weight and of ±its gradient: the step goes against the gradient, theta - eta
+        dL/dtheta (the seed's step 2b), so a line that adds the gradient, or subtracts it
+        with its sign flipped, is wrong, with the weight and its gradient named. None for
+        any other line (it is judged as arithmetic)."""
+        shape = _sgd_shape(entry.node)
+        if shape is None:
+            return None
+        theta, op, eta, g = shape
+        if eta != Fraction(self.derivation.case.conventions.learning_rate):
+            return None
+        places = (decimal_places(theta) or 0, decimal_places(g.lstrip("-")) or 0)
+        if places not in self._steps:
+            graph = self.derivation.graph
+            index: dict = {}
+            for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+                w = self.derivation.decimal(Ref("before", leaf), self.fmt(places[0])).replace("\u2212", "-")
+                d = self.derivation.decimal(Ref("grad", leaf), self.fmt(places[1])).replace("\u2212", "-")
+                if is_number(d) and printed_fraction(d) != 0:
+                    index.setdefault((printed_fraction(w), printed_fraction(d)), []).append(leaf)
+            self._steps[places] = index
+        w, written = printed_fraction(theta), printed_fraction(g)
+        plus, minus = self._steps[places].get((w, written), []), self._steps[places].get((w, -written), [])
+        leaf = self._sgd_rows.get(id(entry))
+        if leaf is not None:  # the row of a block of steps (the seed's aligned step 2b) says which weight
+            plus, minus = [leaf] if leaf in plus else [], [leaf] if leaf in minus else []
+        if op == "-" and plus or op == "+" and minus or not (plus or minus):
+            return None  # against the gradient (or not a weight and its gradient)
+        leaf = (plus or minus)[0]
+        label = self.derivation.meta(Ref("before", leaf)).label
+        gradient = written if plus else -written
+        right = w - eta * gradient
+        how = "adds the gradient" if op == "+" else f"writes the gradient with its sign flipped ({g})"
+        message = (f"wrong: an SGD step goes against the gradient: {label} - {exact_text(eta)}·dL/d{label} = "
+                   f"{theta} - {exact_text(eta)}·({_text(gradient)}) = {_text(right)}; this line {how}")
+        return Verdict(entry.line, entry.source, "wrong", message, f"{label} after the step", [text],
+                       [format_fraction(right, self.fmt(decimal_places(text) or 0))], [_text(right)])
+
+    def sgd_blocks(self, entries: list[Entry]) -> dict[int, int]:
+        """Runs of two or more SGD-shaped arithmetic lines (``theta ± eta·(g) = value``) in
+        a row, matched to the one row of a weight matrix whose printed weights they start
+        from, column by column, and whose gradients they use up to sign: id(entry) -> the
+        weight (graph leaf) of each line. A run that fits no row, or several, names none."""
+        graph = self.derivation.graph
+        rows: dict[tuple, list[int]] = {}
+        for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+            meta = graph.nodes[leaf].meta
+            rows.setdefault((meta.param, meta.block, meta.position), []).append(leaf)
+        out: dict[int, int] = {}
+        run: list[tuple[Entry, tuple]] = []
+        for entry in entries + [Entry(0, "")]:
+            shape = _sgd_shape(entry.node) if entry.kind == "arithmetic" and entry.node is not None else None
+            if shape is not None and (not run or entry.line - run[-1][0].line <= 1):
+                run.append((entry, shape))
+                continue
+            if len(run) >= 2:
+                fits = [leaves for leaves in rows.values() if len(leaves) >= len(run) and
+                        all(self._fits(leaf, shape) for leaf, (_, shape) in zip(
+                            sorted(leaves, key=lambda i: graph.nodes[i].meta.index), run))]
+                if len(fits) == 1:
+                    ordered = sorted(fits[0], key=lambda i: graph.nodes[i].meta.index)
+                    out.update({id(e): leaf for leaf, (e, _) in zip(ordered, run)})
+            run = [(entry, shape)] if shape is not None else []
+        return out
+
+    def _fits(self, leaf: int, shape: tuple) -> bool:
+        """The weight's printed value is theta and its gradient's is g or -g (at the places written)."""
+        theta, _, _, g = shape
+        w = self.derivation.decimal(Ref("before", leaf), self.fmt(decimal_places(theta) or 0))
+        d = self.derivation.decimal(Ref("grad", leaf), self.fmt(decimal_places(g.lstrip("-")) or 0))
+        if not (is_number(w) and is_number(d)):
+            return False
+        return printed_fraction(w) == printed_fraction(theta) and abs(printed_fraction(d)) == abs(printed_fraction(g))
 
     def _name(self, ref: Ref) -> str:
         meta = self.derivation.meta(ref)
@@ -573,6 +655,34 @@ def _foreign_tables(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdi
                 verdicts[k] = dataclasses.replace(v, status="not checked", message="not checked: a table that names no "
                                                   f"quantity of this case ({v.message})")
     return verdicts
+
+
+def _sgd_shape(node) -> tuple[str, str, Fraction, str] | None:
+    """``theta ± eta·(g)`` written with numbers: (theta, ``+`` or ``-``, eta, g), the
+    numbers as written with their signs; None for any other shape."""
+    if not (isinstance(node, mathread.Bin) and node.op in ("+", "-")):
+        return None
+    theta, step = _signed(node.a), node.b
+    if theta is None or not (isinstance(step, mathread.Bin) and step.op in ("*", "jux")):
+        return None
+    eta, g = _signed(step.a), step.b
+    if isinstance(g, mathread.Paren) and len(g.items) == 1:
+        g = g.items[0]
+    g = _signed(g)
+    if eta is None or g is None or eta.startswith("-"):
+        return None
+    return theta, node.op, printed_fraction(eta), g
+
+
+def _signed(node) -> str | None:
+    """The text of a written number or of its negation (``-0.011``), else None."""
+    if isinstance(node, mathread.Neg) and isinstance(node.a, mathread.Num):
+        return "-" + node.a.text
+    return node.text if isinstance(node, mathread.Num) else None
+
+
+def _text(q: Fraction) -> str:
+    return exact_text(q)
 
 
 def _key(value, places: int) -> str | None:

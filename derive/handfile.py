@@ -43,8 +43,14 @@ VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 # LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
 STRUCTURE = re.compile(r"\\(begin|end|usepackage|documentclass|set[a-z]*|new[a-z]*|renew[a-z]*|def|hypersetup|"
                        r"geometry|sisetup|captionsetup|definecolor|input|include[a-z]*|label|caption|item)(?![A-Za-z])")
+BOX = "\u2502\u2503"  # │ ┃: the cell borders of a terminal table
+SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  # a note's mark: ¹, ¹², ...
+NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
+MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
+STEP_HEADING = re.compile(r"^Step \d+\.\s")
 RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
 PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
+SENTENCE_WORD = re.compile(r"(?<![\\\w])(?!(?:exp|sqrt|sum|tanh|erf|sin|cos|log|GELU)\b)[A-Za-z]{3,}(?![\w(])")
 WORDS = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}\s+[A-Za-z]{2,}")  # three words in a row: a sentence
 # ``Head 1``, ``# head 2``, ``Head 1, with ...``, ``Head 2: a_{5,2} = ...`` (not ``Head 1 looks at ...``)
 CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)(?=\s*$|\s*[:,.;(]|\s*\*)", re.IGNORECASE)
@@ -238,6 +244,23 @@ class _Reader:
             j = self._until(i, lambda s: "\t" in s, strip=False)
             self.table([self.lines[k] for k in range(i, j)], i + 1, _tab_row)
             return j
+        if stripped.startswith(("\u250f", "\u250c")):  # a box table of the terminal (derive run): ┏ or ┌
+            j = self._until(i, lambda s: not s.startswith(("\u2514", "\u2517")))
+            self.box_table(i, j)
+            return min(j + 1, len(self.lines))
+        if i + 1 < len(self.lines) and self.lines[i + 1].strip().startswith(("\u250f", "\u250c")):
+            return i + 1  # the title of a terminal table, read with it
+        if NOTE_LINE.match(stripped) and self.entries:
+            j, body = i + 1, stripped  # a terminal note, "¹ u_1[1]: ...", folded onto lines until its "."
+            while not body.endswith(".") and j < len(self.lines) and self.lines[j].strip():
+                body, j = body + " " + self.lines[j].strip(), j + 1
+            self.note(SUPERSCRIPT_MARK.sub("", body), i + 1, stripped, latex=False)
+            return j
+        if STEP_HEADING.match(stripped):  # "Step 4. LayerNorm" (the terminal's and the seed page's headings)
+            self.context = {"head": None, "block": None}
+            self.title = ""
+            self.section = stripped
+            return i + 1
         if stripped.startswith("\\begin{tabular}"):
             j = self._through(i, "\\end{tabular}")
             self.latex_table(i, j)
@@ -277,10 +300,14 @@ class _Reader:
             return i + 1
         if stripped.startswith("\\") and (not _has_relation(stripped) or STRUCTURE.match(stripped)):
             return i + 1  # the document's structure: \begin{center}, \usepackage, ...
+        if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped):
+            return i + 1  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
         if _has_relation(stripped):
+            stripped = _unmarked(stripped)
             entries = [_equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
-            if all(e.error for e in entries) and WORDS.search(stripped):
+            if all(e.error for e in entries) and (WORDS.search(stripped) or any(
+                    ch.isdigit() for ch in stripped) and len(SENTENCE_WORD.findall(stripped)) >= 2):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
             else:
                 self.entries += entries
@@ -373,12 +400,28 @@ class _Reader:
             self.entries.append(entry)
 
     # ------------------------------------------------------------------ notes
-    def note(self, text: str, line: int) -> None:
-        """A note under a table: a reader's calculation from the printed inputs."""
+    def box_table(self, i: int, j: int) -> None:
+        """A terminal table (rich's box characters): the ``┃`` rows are the header, the
+        ``│`` rows the data; the line above it is its title."""
+        rows, numbers = [], []
+        for k in range(i, j):
+            stripped = self.lines[k].strip()
+            if stripped[:1] in BOX:
+                rows.append(stripped)
+                numbers.append(k + 1)
+        title = self.lines[i - 1].strip() if i > 0 else ""
+        if title and not _has_relation(title) and not STEP_HEADING.match(title):
+            self.title = title
+        self.table(rows, None, _box_row, numbers)
+
+    def note(self, text: str, line: int, source: str | None = None, latex: bool = True) -> None:
+        """A note under a table: a reader's calculation from the printed inputs (in
+        LaTeX or Markdown, or with ``latex=False`` the terminal's plain text, where ``~``
+        marks a rotated q~ or k~, not a space)."""
         body = re.sub(r"^(<sup>[^<]*</sup>|\\textsuperscript\{[^{}]*\})\s*(\\,)?", "", text)
         body = re.sub(r"(?<!\\)\$|\\\(|\\\)", "", body)  # a note's formulas are math: read as written
-        body = _markdown_text(clean_latex(body)).strip()
-        self.entries.append(Entry(line, text, kind="note", note=body, head=self.here["head"],
+        body = _markdown_text(clean_latex(body)).strip() if latex else body.strip()
+        self.entries.append(Entry(line, source or text, kind="note", note=body, head=self.here["head"],
                                   block=self.here["block"]))
 
     # ------------------------------------------------------------------ tables
@@ -438,6 +481,30 @@ def _key(header: str) -> bool:
     """A key column (``token``, ``id``, ``row``, ``$j$``, ``$i \\backslash j$``), by its header."""
     word = header.replace("$", "").replace(" ", "").replace("\\(", "").replace("\\)", "").strip("{}")
     return word.lower() in KEY_WORDS or word == ""
+
+
+def _defines_a_name(line: str) -> bool:
+    """The left side of ``line``'s first relation is a name (``L = -ln p(␣roof)``)."""
+    try:
+        node = mathread.read(RELATION.split(line, 1)[0].strip()).exprs[0]
+    except DeriveError:
+        return False
+    try:
+        return isinstance(node, (mathread.Sym, mathread.Call, mathread.Deriv)) and mathread.is_name(node)
+    except DeriveError:
+        return False
+
+
+def _unmarked(line: str) -> str:
+    """An equation without the terminal's note marks on its value (``= 0.928¹``, ``[−1.102, 0.964¹]``)."""
+    head, relation, value = line.rpartition("=")
+    return head + relation + MARKS.sub("", value) if relation else line
+
+
+def _box_row(row: str) -> list[str]:
+    """The cells of a terminal table's row (``│ `the` │ 0.000 │ −0.816¹ │``), note marks dropped."""
+    cells = re.split("[" + BOX + "]", row.strip())[1:-1]
+    return [_cell_text(MARKS.sub("", c.strip())) for c in cells]
 
 
 def _tab_row(row: str) -> list[str]:

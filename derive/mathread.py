@@ -380,7 +380,10 @@ def _unwrap(node):
 
 
 def _division(a, b):
-    """``dL / dE_i`` (plain) is a derivative; anything else a quotient."""
+    """``dL / dE_i`` (plain) is a derivative, also after a factor (``0.1·dL/dE_i``);
+    anything else a quotient."""
+    if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(_division(a.b, b), Deriv):
+        return Bin(a.op, a.a, _division(a.b, b))
     if isinstance(a, Sym) and isinstance(b, Sym) and len(a.base) >= 2 and len(b.base) >= 2 and \
             a.base[0] == "d" == b.base[0] and a.base[1].isupper() and b.base[1].isupper():
         return Deriv(Sym(a.base[1:], a.primes, a.scripts), Sym(b.base[1:], b.primes, b.scripts))

@@ -67,9 +67,13 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         return _claim(derivation, entry)
     except DeriveError:
         page = _page_cell(derivation, entry.cell)
-        if page is None:
-            raise
-        return page
+        if page is not None:
+            return page
+        cells = entry.cell.table.rows[entry.cell.row]
+        if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
+            # a masked key's e^s is exactly 0 (-inf before the softmax): no quantity, a fact
+            return Claim(f"{entry.cell.table.header[entry.cell.column]} of a masked key", values=[Fraction(0)])
+        raise
 
 
 def _claim(derivation: Derivation, entry: Entry) -> Claim:
