@@ -54,6 +54,7 @@ from .tablenames import Claim, cell_claim, page_equation, param_row
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
                for value, phrase in conv.slips.items()}
+WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -283,8 +284,34 @@ class Checker:
         leaves = per_derivation(self.derivation, "param leaves", graph.param_leaves)
         found = [i for i in leaves if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
         if not found:
-            raise DeriveError(f"no quantity is called {name!r}")
+            found = [r.id for r in self.weight_part(name)]
         return [Ref(phase, i) for i in found]
+
+    def weight_part(self, name: str) -> list[Ref]:
+        """A row or an entry of a weight matrix written with an index: ``E_2`` or ``E[2]``
+        (row 2), ``E[␣the]`` (the row of that piece), ``W_Q[1,2]`` (row 1, column 2).
+
+        Raises:
+            DeriveError: when the name is no such part."""
+        params = sorted(per_derivation(self.derivation, "params", lambda: {
+            self.derivation.graph.nodes[i].meta.param for i in self.derivation.graph.param_leaves()}), key=len)
+        for param in reversed(params):
+            index = WEIGHT_INDEX.fullmatch(name[len(param):]) if name.startswith(param) else None
+            if index is None:
+                continue
+            parts = [p.strip() for p in (index.group(1) or index.group(2)).split(",")]
+            case = self.derivation.case
+            if param == "E" and len(parts) == 1 and parts[0] in case.pieces:
+                parts = [str(case.pieces.index(parts[0]) + 1)]  # E[␣the]: the row of the piece
+            if not all(p.isdigit() for p in parts) or len(parts) > 2:
+                break
+            row = param_row(self.derivation, param, int(parts[0]), None)
+            if len(parts) == 2:
+                if not 1 <= int(parts[1]) <= len(row):
+                    break
+                return [row[int(parts[1]) - 1]]
+            return row
+        raise DeriveError(f"no quantity is called {name!r}")
 
     def judge_computed(self, entry: Entry, claim: Claim) -> Verdict:
         """A cell whose value a formula or a fact gives (``E_i - 1/10 dL/dE_i``, an id)."""
@@ -317,6 +344,7 @@ class Checker:
         name = entry.name.strip()
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
         name = re.sub(r"^[xX]\[(\d+)\]$", r"x_\1", name)  # X[5]: the row of X at position 5
+        name = re.sub(r"^p_(\S+)$", r"p(\1)", name)  # p_roof: p(roof)
         row = re.match(r"^E\[(\d+)\]$", name)
         if row:  # E[1]: the row of E read for id 1 (ids count from 0)
             return param_row(self.derivation, "E", int(row.group(1)) + 1, entry.block)
@@ -425,8 +453,8 @@ class Checker:
             variant = self.variant(description)
             if variant is None:
                 continue
-            try:
-                other = variant.decimal(find(variant, meta.label, meta.block, meta.head)[0], fmt)
+            try:  # the same quantity in the same pass (L after the step is not L)
+                other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
             except DeriveError:
                 continue
             if _same(text, other.replace("\u2212", "-")):

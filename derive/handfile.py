@@ -48,6 +48,7 @@ SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  
 NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
 MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
 STEP_HEADING = re.compile(r"^Step \d+\.\s")
+MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
 RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
 PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
 SENTENCE_WORD = re.compile(r"(?<![\\\w])(?!(?:exp|sqrt|sum|tanh|erf|sin|cos|log|GELU)\b)[A-Za-z]{3,}(?![\w(])")
@@ -232,6 +233,8 @@ class _Reader:
 
     def step(self, i: int) -> int:
         """Read what starts at line ``i``; the index of the next line to read."""
+        if "matrix}" in self.lines[i]:
+            self.lines[i] = _matrices(self.lines[i])
         line = self.lines[i]
         stripped = line.strip()
         if not stripped or stripped.startswith("%"):
@@ -481,6 +484,15 @@ def _key(header: str) -> bool:
     """A key column (``token``, ``id``, ``row``, ``$j$``, ``$i \\backslash j$``), by its header."""
     word = header.replace("$", "").replace(" ", "").replace("\\(", "").replace("\\)", "").strip("{}")
     return word.lower() in KEY_WORDS or word == ""
+
+
+def _matrices(line: str) -> str:
+    """``\\begin{bmatrix} a & b \\\\ c & d \\end{bmatrix}`` (or pmatrix, matrix) as the vector
+    ``[a, b, c, d]`` of its entries, row by row (a matrix on one line)."""
+    def vector(match) -> str:
+        rows = [r for r in match.group(2).split("\\\\") if r.strip()]
+        return "[" + ", ".join(c.strip() for r in rows for c in _split_top(r, "&")) + "]"
+    return MATRIX.sub(vector, line)
 
 
 def _defines_a_name(line: str) -> bool:

@@ -25,6 +25,7 @@ resolve as shift, so ``x_1[1]`` reads ``[1]`` as the index of ``x_1``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from typing import Callable
 
@@ -94,6 +95,7 @@ script: "_" sarg           -> subscript
     | "[" items "]"        -> index
     | ELLIPSIS             -> cut
     | BANG                 -> factorial
+    | PERCENT              -> percent
 ?fscript: "_" sarg        -> subscript
     | "^" sarg             -> superscript
 ?sarg: NUMBER              -> number
@@ -114,6 +116,7 @@ DOT: "."
 SEP.3: "," | "|" | "\\mid" | ";"
 PRIME: "'" | "\u2032"
 BANG: "!"
+PERCENT.3: "%" | "\\%"
 ELLIPSIS.3: "\u2026" | "..." | /\\[lc]?dots(?![A-Za-z])(\{\})?/
 NUMBER: /\d+(\.\d+)?((\\mathrm\{e\}\{[-+\u2212]?\d+\})|(e[-+\u2212]?\d+(?![A-Za-z])))?/
 FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos)(?![A-Za-z])/
@@ -121,7 +124,7 @@ SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\d?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
-PIECE.2: /`[^`]*`/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
+PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
@@ -320,6 +323,9 @@ class _Build(Transformer):
 
     def piece(self, c):
         text = str(c[0])
+        if text.startswith('"'):  # p("␣roof"), p(" roof"): a quoted piece, its space a ␣
+            body = text[1:-1]
+            return Piece(SPACE + body[1:] if body.startswith(" ") else body)
         body = text[1:-1] if text.startswith("`") else text[len("\\texttt{"):-1] if text.startswith("\\") else text
         body = body.replace("\\text{", "").replace("}>", ">") if body.startswith("<") else body
         return Piece(body.replace("\\textvisiblespace{}", SPACE).replace("\\_", "_"))
@@ -357,6 +363,9 @@ class _Build(Transformer):
 
     def factorial(self, c):
         return ("!", None)
+
+    def percent(self, c):
+        return ("%", None)
 
 
 def _relation(text: str) -> str:
@@ -415,6 +424,9 @@ def _juxtaposed(a, b):
             return Call("p", (Piece(item.base),))  # p(\text{the}), p(a): a piece, one letter or more
     if _function(a) and not isinstance(b, Paren):
         return Call(_plain_base(a), (b,))
+    if isinstance(a, Sym) and not a.scripts and not a.primes and a.base != "e" and isinstance(b, Num) \
+            and b.text.isdigit() and not b.mark:
+        return Sym(a.base, 0, (("_", b),))  # x5, u5: the plain writing of x_5
     return Bin("jux", a, b)
 
 
@@ -438,6 +450,14 @@ def _plain_base(sym: Sym) -> str:
     return sym.base
 
 
+def _percent(text: str) -> str:
+    """A percentage as the fraction it writes, with its places: ``39.5`` -> ``0.395``."""
+    limit = number_limit(text)
+    if limit is not None:
+        raise _NotMath(limit)
+    return format(Decimal(text).scaleb(-2), "f")
+
+
 def _raise_exponent(power: Bin, exponent) -> Bin:
     """``a^b`` followed by ``^c``: ``a^(b^c)`` (powers group from the right)."""
     if isinstance(power.b, Bin) and power.b.op == "^":
@@ -451,6 +471,8 @@ def _attach(node, script):
     kind, content = script
     if kind == "!":
         return Call("factorial", (node,))
+    if isinstance(node, Num) and kind == "%":
+        return Num(_percent(node.text), node.cut, node.mark)  # 39.5% is 0.395, at 3 places
     if isinstance(node, Num):
         if kind == "\u2026":
             return Num(node.text, True, node.mark)
