@@ -54,6 +54,12 @@ from .tablenames import Claim, cell_claim, page_equation, param_row
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
                for value, phrase in conv.slips.items()}
+# the other way: a case that itself uses a slip's choice, and a reader who used the default:
+# phrase -> (field, default, applies, the case's choice it answers)
+DEFAULTS = {f"{conv.field} = {conv.default} (the usual default) instead of this case's {value}":
+            (conv.field, conv.default, conv.applies, value)
+            for conv in registry.conventions() for value in conv.slips
+            if conv.default not in conv.slips}  # (a slip back to the default is already declared: GELU tanh)
 WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
@@ -119,12 +125,17 @@ class Checker:
         return self._printers[places]
 
     def variant(self, description: str) -> Derivation | None:
-        """The case derived again under another convention (None when it is the case's own
-        or cannot be derived)."""
+        """The case derived again under another convention, a slip of :data:`CONVENTIONS` or
+        the default of :data:`DEFAULTS` (None when it is the case's own, answers another
+        choice than the case's, or cannot be derived)."""
         if description not in self._variants:
             case = self.derivation.case
-            key, value, applies = CONVENTIONS[description]
-            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)):
+            if description in DEFAULTS:
+                key, value, applies, answers = DEFAULTS[description]
+            else:
+                (key, value, applies), answers = CONVENTIONS[description], None
+            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)) \
+                    or answers is not None and getattr(case.conventions, key) != answers:
                 self._variants[description] = None
             else:
                 conventions = dataclasses.replace(case.conventions, **{key: value})
@@ -444,12 +455,14 @@ class Checker:
                 None, None, expected, exact)
 
     def conventions_matching(self, ref: Ref, text: str, fmt: Format) -> list[str]:
-        """Every convention of :data:`CONVENTIONS` under which ``ref`` rounds to ``text``
+        """Every convention of :data:`CONVENTIONS` (a reader's slip from the case's choice)
+        or :data:`DEFAULTS` (the usual default, when the case itself uses another choice)
+        under which ``ref`` rounds to ``text``
         (one value can fit several: a_{3,1} is the same with no mask and with the mask
         applied after the softmax)."""
         meta = self.derivation.meta(ref)
         matches = []
-        for description in CONVENTIONS:
+        for description in list(CONVENTIONS) + list(DEFAULTS):
             variant = self.variant(description)
             if variant is None:
                 continue

@@ -1,4 +1,6 @@
-"""Issue 11, "Wrong verdicts" (the training step): in the seed's SGD block (step 2b), an
+"""Issue 11, "Wrong verdicts".
+
+The training step: in the seed's SGD block (step 2b), an
 update written with the gradient's sign flipped was judged correct, being checked as bare
 arithmetic. A run of SGD-shaped lines is matched to the row of E they start from, and an
 update that adds the gradient is wrong, with the weight named.
@@ -6,6 +8,10 @@ update that adds the gradient is wrong, with the weight named.
 The right values come from the seed page (/work/shared/seeds/000_c4d6024fc6c69432.txt): E's
 row for id 1 (␣the) is [-0.5, 0, -0.5, 1] and its printed gradient is [-0.011, 0.011,
 0.027, -0.028], eta = 0.1; the updates are computed here with fractions.
+
+Conventions both ways: a case that itself uses LayerNorm variance over n-1, and a reader's
+value with the usual n, is named as that convention (the reader's value from the
+independent forward pass of tests/hand/hand_reference.py), not called wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ import pytest
 from derive.case import load_case
 from derive.check import Checker
 from derive.derivation import derive
+
+sys.path.insert(0, str(Path(__file__).parent / "hand"))
+import hand_reference as R  # noqa: E402
 
 ROW = [F(-1, 2), F(0), F(-1, 2), F(1)]
 GRAD = [F("-0.011"), F("0.011"), F("0.027"), F("-0.028")]
@@ -69,3 +78,16 @@ def test_a_report_that_cannot_be_written_is_an_error(tmp_path):
                                   stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="120"), timeout=300)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert "cannot write the report" in done.stderr
+
+
+def test_the_usual_default_is_named_when_the_case_uses_another(tmp_path):
+    text = (Path(__file__).parents[1] / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    case = tmp_path / "cat-n1.toml"
+    case.write_text(text.replace("[conventions]\n", '[conventions]\nlayernorm_variance = "n-1"\n', 1)
+                    .replace('name = "cat-climbed"', 'name = "cat-n1"'), encoding="utf-8")
+    usual, own = R.forward(), R.forward(variance="n-1")
+    reader, right = R.text(usual["sigma"][4]), R.text(own["sigma"][4])
+    assert (reader, right) == ("0.866", "1.000")
+    [v] = Checker(derive(load_case(str(case)))).check_text(f"sigma_5 = {reader}")
+    assert v.status == "convention" and "layernorm_variance = n" in v.convention, v.message
+    assert v.expected == [right]
