@@ -47,6 +47,7 @@ from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find, per_derivation
 from .notes import check_note
+from .printing import counted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 from .tablenames import Claim, cell_claim, page_equation, param_row
@@ -197,7 +198,7 @@ class Checker:
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
         if len(refs) != len(entry.values):
-            raise DeriveError(f"{entry.name or 'the cell'} has {len(refs)} component(s) but the line gives "
+            raise DeriveError(f"{entry.name or 'the cell'} has {counted(len(refs), 'component')} but the line gives "
                               f"{len(entry.values)}")
         last[0] = self.derivation.meta(refs[-1]).position or last[0]
         return self.judge(entry, refs)
@@ -327,7 +328,7 @@ class Checker:
     def judge_computed(self, entry: Entry, claim: Claim) -> Verdict:
         """A cell whose value a formula or a fact gives (``E_i - 1/10 dL/dE_i``, an id)."""
         if len(claim.values) != len(entry.values):
-            raise DeriveError(f"{claim.label} has {len(claim.values)} component(s) but the cell gives "
+            raise DeriveError(f"{claim.label} has {counted(len(claim.values), 'component')} but the cell gives "
                               f"{len(entry.values)}")
         expected, exact, wrong = [], [], []
         for value, text in zip(claim.values, entry.values):
@@ -383,10 +384,10 @@ class Checker:
                     pass
             case = self.derivation.case
             if entry.head is not None and not 1 <= entry.head <= case.heads:
-                raise DeriveError(f"head {entry.head} does not exist: the case has {case.heads} head(s)",
+                raise DeriveError(f"head {entry.head} does not exist: the case has {counted(case.heads, 'head')}",
                                   expected=f"a `Head h` line with h from 1 to {case.heads}") from None
             if entry.block is not None and not 1 <= entry.block <= len(case.blocks):
-                raise DeriveError(f"block {entry.block} does not exist: the case has {len(case.blocks)} block(s)",
+                raise DeriveError(f"block {entry.block} does not exist: the case has {counted(len(case.blocks), 'block')}",
                                   expected=f"a `block b` line with b from 1 to {len(case.blocks)}") from None
             if exc.expected and exc.expected.startswith("--block"):  # in a file: a context line, or the name
                 raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
