@@ -408,7 +408,7 @@ def verify_command(
         fail(exc)
     console = Console()
     for result in results:
-        verdict = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        verdict = "[yellow]SKIP[/]" if result.skipped else "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"[bold]{result.name}[/]: {verdict}", highlight=False)
         for line in result.lines:
             console.print(f"  {line}", markup=False, highlight=False)
