@@ -374,6 +374,9 @@ class _Reader:
             return self.zero_one(value, where)
         if conv.kind in ("choice", "choice_or_matrix"):
             options = conv.options()
+            if not isinstance(value, str) and str(value) in options:  # loss_log = 2: the choice is the text "2"
+                raise self.fail(where, f"{_describe(value)} is a number, not the choice \"{value}\"",
+                                f'the quoted text "{value}"')
             if not isinstance(value, str) or value not in options:
                 raise self.fail(where, f"unknown value {_describe(value)}", "one of " + ", ".join(options)
                                 + (" or a matrix of 0 and 1" if conv.kind == "choice_or_matrix" else ""))

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import ctx, fmpq
+from flint import arb, ctx, fmpq
 
 from . import mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
@@ -44,15 +45,23 @@ from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
-from .names import HEAD, find
+from .names import HEAD, find, per_derivation
 from .notes import check_note
+from .printing import counted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim, page_equation
+from .tablenames import Claim, cell_claim, page_equation, param_row
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
                for value, phrase in conv.slips.items()}
+# the other way: a case that itself uses a slip's choice, and a reader who used the default:
+# phrase -> (field, default, applies, the case's choice it answers)
+DEFAULTS = {f"{conv.field} = {conv.default} (the usual default) instead of this case's {value}":
+            (conv.field, conv.default, conv.applies, value)
+            for conv in registry.conventions() for value in conv.slips
+            if conv.default not in conv.slips}  # (a slip back to the default is already declared: GELU tanh)
+WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -97,7 +106,13 @@ class Checker:
         self._variants: dict[str, Derivation | None] = {}
         self.student: dict[Ref, Fraction] = {}
         self.origin: dict[Ref, int] = {}
-        self._readings: dict[int, dict[Ref, Value]] = {}
+        self._readings: dict[int, dict] = {}
+        self._found: dict[tuple, list[Ref]] = {}  # a name's quantities, by (name, block, head)
+        self._reading: dict[tuple, object] = {}  # the by-hand reading of a quantity, by (ref, places)
+        self._exact: dict[Ref, str] = {}  # a quantity's exact digits, for messages
+        self._steps: dict[tuple, dict] = {}  # (weight, gradient) printed at given places -> the weights
+        self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
+        self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
 
     # ------------------------------------------------------------------ helpers
     def fmt(self, places: int) -> Format:
@@ -111,12 +126,17 @@ class Checker:
         return self._printers[places]
 
     def variant(self, description: str) -> Derivation | None:
-        """The case derived again under another convention (None when it is the case's own
-        or cannot be derived)."""
+        """The case derived again under another convention, a slip of :data:`CONVENTIONS` or
+        the default of :data:`DEFAULTS` (None when it is the case's own, answers another
+        choice than the case's, or cannot be derived)."""
         if description not in self._variants:
             case = self.derivation.case
-            key, value, applies = CONVENTIONS[description]
-            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)):
+            if description in DEFAULTS:
+                key, value, applies, answers = DEFAULTS[description]
+            else:
+                (key, value, applies), answers = CONVENTIONS[description], None
+            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)) \
+                    or answers is not None and getattr(case.conventions, key) != answers:
                 self._variants[description] = None
             else:
                 conventions = dataclasses.replace(case.conventions, **{key: value})
@@ -131,13 +151,15 @@ class Checker:
         """Verdicts for every entry of a hand-computation file's text, in order."""
         verdicts = []
         last = [len(self.derivation.case.ids)]
-        for entry in parse(text):
+        entries = parse(text)
+        self._sgd_rows = self.sgd_blocks(entries)
+        for entry in entries:
             try:
                 verdicts.append(self.check_entry(entry, last))
             except DeriveError as exc:
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", exc.detail +
                                         (f" (expected {exc.expected})" if exc.expected else ""), entry.name))
-        return verdicts
+        return _foreign_tables(entries, verdicts)
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.
@@ -147,6 +169,9 @@ class Checker:
         """
         if entry.error:
             return Verdict(entry.line, entry.source, "unreadable", entry.error, entry.name)
+        if entry.skip:
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {entry.skip}", entry.name,
+                           entry.values or None)
         if entry.kind == "note":
             status, message, name = check_note(self.derivation, entry, self.mode)
             return Verdict(entry.line, entry.source, status, message, name)
@@ -173,7 +198,7 @@ class Checker:
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
         if len(refs) != len(entry.values):
-            raise DeriveError(f"{entry.name or 'the cell'} has {len(refs)} component(s) but the line gives "
+            raise DeriveError(f"{entry.name or 'the cell'} has {counted(len(refs), 'component')} but the line gives "
                               f"{len(entry.values)}")
         last[0] = self.derivation.meta(refs[-1]).position or last[0]
         return self.judge(entry, refs)
@@ -182,10 +207,10 @@ class Checker:
         """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
         ``d_k = 2``, ``h = 2``) judged against the case; None for any other name."""
         case = self.derivation.case
+        if entry.name not in ("eps", "eta", "d_k", "d_model", "h") or entry.node is None:
+            return None
         known = {"eps": self.eps(entry.section), "eta": case.conventions.learning_rate,
                  "d_k": case.d_k, "d_model": case.d_model, "h": case.heads}
-        if entry.name not in known or entry.node is None:
-            return None
         value = Fraction(known[entry.name])
         if entry.exact is not None:
             try:
@@ -268,15 +293,42 @@ class Checker:
             phase, name = "grad", name[4:]
         key = name.replace("{", "").replace("}", "")
         graph = self.derivation.graph
-        found = [i for i in graph.param_leaves() if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
+        leaves = per_derivation(self.derivation, "param leaves", graph.param_leaves)
+        found = [i for i in leaves if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
         if not found:
-            raise DeriveError(f"no quantity is called {name!r}")
+            found = [r.id for r in self.weight_part(name)]
         return [Ref(phase, i) for i in found]
+
+    def weight_part(self, name: str) -> list[Ref]:
+        """A row or an entry of a weight matrix written with an index: ``E_2`` or ``E[2]``
+        (row 2), ``E[␣the]`` (the row of that piece), ``W_Q[1,2]`` (row 1, column 2).
+
+        Raises:
+            DeriveError: when the name is no such part."""
+        params = sorted(per_derivation(self.derivation, "params", lambda: {
+            self.derivation.graph.nodes[i].meta.param for i in self.derivation.graph.param_leaves()}), key=len)
+        for param in reversed(params):
+            index = WEIGHT_INDEX.fullmatch(name[len(param):]) if name.startswith(param) else None
+            if index is None:
+                continue
+            parts = [p.strip() for p in (index.group(1) or index.group(2)).split(",")]
+            case = self.derivation.case
+            if param == "E" and len(parts) == 1 and parts[0] in case.pieces:
+                parts = [str(case.pieces.index(parts[0]) + 1)]  # E[␣the]: the row of the piece
+            if not all(p.isdigit() for p in parts) or len(parts) > 2:
+                break
+            row = param_row(self.derivation, param, int(parts[0]), None)
+            if len(parts) == 2:
+                if not 1 <= int(parts[1]) <= len(row):
+                    break
+                return [row[int(parts[1]) - 1]]
+            return row
+        raise DeriveError(f"no quantity is called {name!r}")
 
     def judge_computed(self, entry: Entry, claim: Claim) -> Verdict:
         """A cell whose value a formula or a fact gives (``E_i - 1/10 dL/dE_i``, an id)."""
         if len(claim.values) != len(entry.values):
-            raise DeriveError(f"{claim.label} has {len(claim.values)} component(s) but the cell gives "
+            raise DeriveError(f"{claim.label} has {counted(len(claim.values), 'component')} but the cell gives "
                               f"{len(entry.values)}")
         expected, exact, wrong = [], [], []
         for value, text in zip(claim.values, entry.values):
@@ -290,7 +342,8 @@ class Checker:
                 wrong.append((text, rounded, exact[-1]))
         if wrong:
             message = "; ".join(f"{claim.label}: {t} is wrong: the exact value is {e}, which rounds to {r}"
-                                for t, r, e in wrong)
+                                if r is not None else f"{claim.label}: {t}: the exact value is {e}, whose last digit "
+                                "derive cannot decide at these places" for t, r, e in wrong)
             return Verdict(entry.line, entry.source, "wrong", message, claim.label, entry.values, expected, exact)
         return Verdict(entry.line, entry.source, "correct", f"{claim.label}: correct", claim.label,
                        entry.values, expected, exact)
@@ -302,10 +355,24 @@ class Checker:
         ``sigma`` or ``rms`` the followed row's; a table cell's name comes from its header and row)."""
         name = entry.name.strip()
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
+        name = re.sub(r"^[xX]\[(\d+)\]$", r"x_\1", name)  # X[5]: the row of X at position 5
+        name = re.sub(r"^p_(\S+)$", r"p(\1)", name)  # p_roof: p(roof)
+        row = re.match(r"^E\[(\d+)\]$", name)
+        if row:  # E[1]: the row of E read for id 1 (ids count from 0)
+            return param_row(self.derivation, "E", int(row.group(1)) + 1, entry.block)
         if re.match(r"^GELU\b", name):
             name = f"g_{last}"
-        if name in {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}:
+        if self._statistics is None:
+            self._statistics = {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}
+        if name in self._statistics:
             name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
+        key = (name, entry.block, entry.head)
+        if key in self._found:
+            return self._found[key]
+        self._found[key] = self._resolve(entry, name)
+        return self._found[key]
+
+    def _resolve(self, entry: Entry, name: str) -> list[Ref]:
         try:
             return find(self.derivation, name, entry.block, entry.head)
         except DeriveError as exc:
@@ -317,10 +384,10 @@ class Checker:
                     pass
             case = self.derivation.case
             if entry.head is not None and not 1 <= entry.head <= case.heads:
-                raise DeriveError(f"head {entry.head} does not exist: the case has {case.heads} head(s)",
+                raise DeriveError(f"head {entry.head} does not exist: the case has {counted(case.heads, 'head')}",
                                   expected=f"a `Head h` line with h from 1 to {case.heads}") from None
             if entry.block is not None and not 1 <= entry.block <= len(case.blocks):
-                raise DeriveError(f"block {entry.block} does not exist: the case has {len(case.blocks)} block(s)",
+                raise DeriveError(f"block {entry.block} does not exist: the case has {counted(len(case.blocks), 'block')}",
                                   expected=f"a `block b` line with b from 1 to {len(case.blocks)}") from None
             if exc.expected and exc.expected.startswith("--block"):  # in a file: a context line, or the name
                 raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
@@ -358,9 +425,13 @@ class Checker:
         fmt = printer.fmt
         expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
             self.derivation.decimal(ref, Format(places=places, mode=self.mode))
-        exact = printer.byhand._digits(self.derivation.value(ref))
+        if ref not in self._exact:
+            self._exact[ref] = printer.byhand._digits(self.derivation.value(ref))
+        exact = self._exact[ref]
         label = self.derivation.meta(ref).label
-        reading = printer.byhand.reading(ref)
+        if (ref, places) not in self._reading:
+            self._reading[ref, places] = printer.byhand.reading(ref)
+        reading = self._reading[ref, places]
         if _same(text, expected):
             note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
             return ("correct", f"{label}: correct{note}", None, None, expected, exact)
@@ -385,17 +456,19 @@ class Checker:
                 None, None, expected, exact)
 
     def conventions_matching(self, ref: Ref, text: str, fmt: Format) -> list[str]:
-        """Every convention of :data:`CONVENTIONS` under which ``ref`` rounds to ``text``
+        """Every convention of :data:`CONVENTIONS` (a reader's slip from the case's choice)
+        or :data:`DEFAULTS` (the usual default, when the case itself uses another choice)
+        under which ``ref`` rounds to ``text``
         (one value can fit several: a_{3,1} is the same with no mask and with the mask
         applied after the softmax)."""
         meta = self.derivation.meta(ref)
         matches = []
-        for description in CONVENTIONS:
+        for description in list(CONVENTIONS) + list(DEFAULTS):
             variant = self.variant(description)
             if variant is None:
                 continue
-            try:
-                other = variant.decimal(find(variant, meta.label, meta.block, meta.head)[0], fmt)
+            try:  # the same quantity in the same pass (L after the step is not L)
+                other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
             except DeriveError:
                 continue
             if _same(text, other.replace("\u2212", "-")):
@@ -460,17 +533,31 @@ class Checker:
         text = entry.values[-1] if len(entry.values) == 1 else None
         if text is None:
             return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
+        places = decimal_places(text) or 0
+        fmt = self.fmt(places)
+        flipped = self.sgd_sign(entry, text)
+        if flipped is not None:
+            return flipped
         try:
-            value = _evaluate(entry.node)
+            value, expected = _evaluate(entry.node, fmt)
+        except mathread.TooLarge as big:
+            if abs(printed_fraction(text)) < 10 ** mathread.MAX_DIGITS:
+                return Verdict(entry.line, entry.source, "wrong", f"wrong: {big}, not {text}", entry.expr, [text])
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {big}", entry.expr, [text])
+        except mathread.Beyond as exc:
+            return Verdict(entry.line, entry.source, "not checked", f"not checked: {exc}", entry.expr, [text])
         except (ValueError, ArithmeticError) as exc:
             return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
-        places = decimal_places(text)
-        fmt = self.fmt(places)
-        expected = format_value(value, fmt) if not isinstance(value, Fraction) else format_fraction(value, fmt)
+        if expected is None:
+            return Verdict(entry.line, entry.source, "not checked",
+                           f"not checked: {entry.expr} = {_show(value)} lies on a rounding boundary at {places} places "
+                           f"(or too near one to tell at {mathread.MAX_PREC} bits): derive does not guess its last digit",
+                           entry.expr, [text], None, [_show(value)])
         shown = _show(value)
         # a by-hand form takes its inputs from a page printed at the result's places
         given = max((decimal_places(n.text) or 0 for n in mathread.numbers(entry.node)), default=0)
-        quantities = self.by_hand_of(value, places) if given <= places else []
+        # (a whole number, 1 + 1 = 2, is arithmetic on its own: no page is printed at 0 places)
+        quantities = self.by_hand_of(value, places) if given <= places and "." in text else []
         if expected is not None and _same(text, expected):
             message = f"correct: {entry.expr} = {shown}"
             tie = isinstance(value, Fraction) and is_tie(value, fmt)
@@ -491,6 +578,82 @@ class Checker:
         return Verdict(entry.line, entry.source, "wrong", f"wrong: {entry.expr} = {shown}, which rounds to {expected}",
                        entry.expr, [text], [expected], [shown])
 
+    def sgd_sign(self, entry: Entry, text: str) -> Verdict | None:
+        """A line written as an SGD step, ``theta ± eta·(g) = value``, where eta is the
+        case's learning rate and theta and g are the printed values (at the places written)
+        of a weight and of ±its gradient: the step goes against the gradient, theta - eta
+        dL/dtheta (the seed's step 2b), so a line that adds the gradient, or subtracts it
+        with its sign flipped, is wrong, with the weight and its gradient named. None for
+        any other line (it is judged as arithmetic)."""
+        shape = _sgd_shape(entry.node)
+        if shape is None:
+            return None
+        theta, op, eta, g = shape
+        if eta != Fraction(self.derivation.case.conventions.learning_rate):
+            return None
+        places = (decimal_places(theta) or 0, decimal_places(g.lstrip("-")) or 0)
+        if places not in self._steps:
+            graph = self.derivation.graph
+            index: dict = {}
+            for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+                w = self.derivation.decimal(Ref("before", leaf), self.fmt(places[0])).replace("\u2212", "-")
+                d = self.derivation.decimal(Ref("grad", leaf), self.fmt(places[1])).replace("\u2212", "-")
+                if is_number(d) and printed_fraction(d) != 0:
+                    index.setdefault((printed_fraction(w), printed_fraction(d)), []).append(leaf)
+            self._steps[places] = index
+        w, written = printed_fraction(theta), printed_fraction(g)
+        plus, minus = self._steps[places].get((w, written), []), self._steps[places].get((w, -written), [])
+        leaf = self._sgd_rows.get(id(entry))
+        if leaf is not None:  # the row of a block of steps (the seed's aligned step 2b) says which weight
+            plus, minus = [leaf] if leaf in plus else [], [leaf] if leaf in minus else []
+        if op == "-" and plus or op == "+" and minus or not (plus or minus):
+            return None  # against the gradient (or not a weight and its gradient)
+        leaf = (plus or minus)[0]
+        label = self.derivation.meta(Ref("before", leaf)).label
+        gradient = written if plus else -written
+        right = w - eta * gradient
+        how = "adds the gradient" if op == "+" else f"writes the gradient with its sign flipped ({g})"
+        message = (f"wrong: an SGD step goes against the gradient: {label} - {exact_text(eta)}·dL/d{label} = "
+                   f"{theta} - {exact_text(eta)}·({_text(gradient)}) = {_text(right)}; this line {how}")
+        return Verdict(entry.line, entry.source, "wrong", message, f"{label} after the step", [text],
+                       [format_fraction(right, self.fmt(decimal_places(text) or 0))], [_text(right)])
+
+    def sgd_blocks(self, entries: list[Entry]) -> dict[int, int]:
+        """Runs of two or more SGD-shaped arithmetic lines (``theta ± eta·(g) = value``) in
+        a row, matched to the one row of a weight matrix whose printed weights they start
+        from, column by column, and whose gradients they use up to sign: id(entry) -> the
+        weight (graph leaf) of each line. A run that fits no row, or several, names none."""
+        graph = self.derivation.graph
+        rows: dict[tuple, list[int]] = {}
+        for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+            meta = graph.nodes[leaf].meta
+            rows.setdefault((meta.param, meta.block, meta.position), []).append(leaf)
+        out: dict[int, int] = {}
+        run: list[tuple[Entry, tuple]] = []
+        for entry in entries + [Entry(0, "")]:
+            shape = _sgd_shape(entry.node) if entry.kind == "arithmetic" and entry.node is not None else None
+            if shape is not None and (not run or entry.line - run[-1][0].line <= 1):
+                run.append((entry, shape))
+                continue
+            if len(run) >= 2:
+                fits = [leaves for leaves in rows.values() if len(leaves) >= len(run) and
+                        all(self._fits(leaf, shape) for leaf, (_, shape) in zip(
+                            sorted(leaves, key=lambda i: graph.nodes[i].meta.index), run))]
+                if len(fits) == 1:
+                    ordered = sorted(fits[0], key=lambda i: graph.nodes[i].meta.index)
+                    out.update({id(e): leaf for leaf, (e, _) in zip(ordered, run)})
+            run = [(entry, shape)] if shape is not None else []
+        return out
+
+    def _fits(self, leaf: int, shape: tuple) -> bool:
+        """The weight's printed value is theta and its gradient's is g or -g (at the places written)."""
+        theta, _, _, g = shape
+        w = self.derivation.decimal(Ref("before", leaf), self.fmt(decimal_places(theta) or 0))
+        d = self.derivation.decimal(Ref("grad", leaf), self.fmt(decimal_places(g.lstrip("-")) or 0))
+        if not (is_number(w) and is_number(d)):
+            return False
+        return printed_fraction(w) == printed_fraction(theta) and abs(printed_fraction(d)) == abs(printed_fraction(g))
+
     def _name(self, ref: Ref) -> str:
         meta = self.derivation.meta(ref)
         return meta.label + (f" (head {meta.head})" if meta.head else "")
@@ -500,13 +663,14 @@ class Checker:
         is exactly ``value`` (a Fraction, or a ball that agrees with it to 12 more places)."""
         if places not in self._readings:
             printer = self.printer(places)
-            readings = {}
+            readings: dict = {}  # the readings' values by their digits at places + 12, cut
             for ref in printer.text:
                 reading = printer.byhand.reading(ref)
                 if reading is not None and reading.value is not None:
-                    readings[ref] = reading.value
+                    readings.setdefault(_key(reading.value, places + 12), []).append((ref, reading.value))
             self._readings[places] = readings
-        return [ref for ref, v in self._readings[places].items() if _same_value(v, value, places + 12)]
+        candidates = self._readings[places].get(_key(value, places + 12), [])
+        return [ref for ref, v in candidates if _same_value(v, value, places + 12)]
 
     def quantity_from_printed(self, value, text: str, places: int) -> str | None:
         """The label of a printed quantity whose correct value is ``text`` and whose by-hand
@@ -516,6 +680,60 @@ class Checker:
             if _same(text, printer.text[ref].replace("\u2212", "-")):
                 return self._name(ref)
         return None
+
+
+def _foreign_tables(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
+    """A table none of whose cells names a quantity of the case (the parameter counts of
+    GPT-2 beside a chapter) is not about the case: its cells are not checked, with the
+    reason, instead of unreadable."""
+    cells: dict[int, list[int]] = {}
+    for k, entry in enumerate(entries):
+        if entry.cell is not None:
+            cells.setdefault(id(entry.cell.table), []).append(k)
+    for members in cells.values():
+        if all(verdicts[k].status == "unreadable" for k in members):
+            for k in members:
+                v = verdicts[k]
+                verdicts[k] = dataclasses.replace(v, status="not checked", message="not checked: a table that names no "
+                                                  f"quantity of this case ({v.message})")
+    return verdicts
+
+
+def _sgd_shape(node) -> tuple[str, str, Fraction, str] | None:
+    """``theta ± eta·(g)`` written with numbers: (theta, ``+`` or ``-``, eta, g), the
+    numbers as written with their signs; None for any other shape."""
+    if not (isinstance(node, mathread.Bin) and node.op in ("+", "-")):
+        return None
+    theta, step = _signed(node.a), node.b
+    if theta is None or not (isinstance(step, mathread.Bin) and step.op in ("*", "jux")):
+        return None
+    eta, g = _signed(step.a), step.b
+    if isinstance(g, mathread.Paren) and len(g.items) == 1:
+        g = g.items[0]
+    g = _signed(g)
+    if eta is None or g is None or eta.startswith("-"):
+        return None
+    return theta, node.op, printed_fraction(eta), g
+
+
+def _signed(node) -> str | None:
+    """The text of a written number or of its negation (``-0.011``), else None."""
+    if isinstance(node, mathread.Neg) and isinstance(node.a, mathread.Num):
+        return "-" + node.a.text
+    return node.text if isinstance(node, mathread.Num) else None
+
+
+def _text(q: Fraction) -> str:
+    return exact_text(q)
+
+
+def _key(value, places: int) -> str | None:
+    """A value cut to ``places`` (toward zero): two values :func:`_same_value` calls the same
+    have the same key."""
+    if isinstance(value, Fraction):
+        value = fmpq(value.numerator, value.denominator)
+    with ctx.workprec(READER_PREC):
+        return format_value(value, Format(places=places, mode="down"))
 
 
 def _same_value(a: Value, b, places: int) -> bool:
@@ -551,6 +769,7 @@ def _common(lists: list[list[str]]) -> str | None:
     return " or ".join(common)
 
 
+@lru_cache(maxsize=1 << 16)
 def _same(written: str, expected: str) -> bool:
     """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
     if not (is_number(written) and is_number(expected)):
@@ -585,21 +804,40 @@ def _forward_with(graph, values: list[Value], overrides: dict[int, Value], targe
     return new.get(target, values[target])
 
 
-def _evaluate(node):
-    """An exact Fraction when the arithmetic is rational, else a certified ball.
+def _evaluate(node, fmt: Format):
+    """The value of free arithmetic (an exact Fraction when it is rational, else a
+    certified ball) and its rounding under ``fmt`` (None when undecided): the ball is
+    evaluated again at twice the precision while it straddles a rounding boundary, up to
+    mathread.MAX_PREC bits.
 
     Raises:
-        ValueError: when the value is undefined (a division by zero), not real, or too large."""
-    value = mathread.evaluate(node)
-    if is_exact(value):
-        return Fraction(int(value.p), int(value.q))
-    if not value.is_finite():
-        raise ValueError("it is undefined (a division by zero?)")
-    return value
+        mathread.TooLarge, mathread.Beyond: a value beyond a hand computation's bounds;
+        ValueError: when the value is undefined (a division by zero) or not real."""
+    prec = mathread.PREC
+    while True:
+        value = mathread.evaluate(node, prec=prec)
+        if is_exact(value):
+            value = Fraction(int(value.p), int(value.q))
+            return value, format_fraction(value, fmt)
+        if not value.is_finite():
+            raise ValueError("it is undefined (a division by zero?)")
+        with ctx.workprec(prec):
+            expected = format_value(value, fmt)
+        if expected is not None or prec >= mathread.MAX_PREC:
+            return value, expected
+        prec *= 2
 
 
 def _show(value) -> str:
+    """A value for a message: an exact decimal or fraction (in e notation when long), or a
+    ball's first digits followed by ``…``."""
     if isinstance(value, Fraction):
-        return exact_text(value)
+        text = exact_text(value)
+        if len(text) <= 40:
+            return text
+        value = fmpq(value.numerator, value.denominator)
     with ctx.workprec(READER_PREC):
-        return (format_value(value, Format(places=6, mode="down")) or "?") + "\u2026"
+        digits = format_value(value, Format(places=6, mode="down"))
+        if digits is None or len(digits) > 40:
+            digits = arb(value).str(8, radius=False)
+        return digits + "\u2026"

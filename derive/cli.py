@@ -353,11 +353,15 @@ def check_command(
         verdicts = Checker(derivation, rounding.value).check_text(text)
     except DeriveError as exc:
         fail(exc)
-    if output_format == OutputFormat.json:
-        sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
-    else:
-        from .render_rich import render_verdicts
-        Console().print(render_verdicts(verdicts, file))
+    try:  # a report that cannot be written (a full disk, a closed pipe) is an error, never exit 0
+        if output_format == OutputFormat.json:
+            sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
+        else:
+            from .render_rich import render_verdicts
+            Console().print(render_verdicts(verdicts, file))
+        sys.stdout.flush()
+    except OSError as exc:
+        fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))
     if any(v.status in FAILING for v in verdicts):
         raise typer.Exit(1)
 
@@ -404,7 +408,7 @@ def verify_command(
         fail(exc)
     console = Console()
     for result in results:
-        verdict = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        verdict = "[yellow]SKIP[/]" if result.skipped else "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"[bold]{result.name}[/]: {verdict}", highlight=False)
         for line in result.lines:
             console.print(f"  {line}", markup=False, highlight=False)

@@ -29,17 +29,32 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
 from . import mathread
 from .errors import DeriveError
 from .mathread import Chain, Neg, Num, Vec
 
 MINUS = "\u2212"
+MAX_SOURCE = 300  # characters of a line repeated in each of its entries (one line of 20,000 equations)
+MAX_PLACES = 30  # a value written with more places is not checked (derive's values carry 30 digits)
 
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
-CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)\b", re.IGNORECASE)
+# LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
+STRUCTURE = re.compile(r"\\(begin|end|usepackage|documentclass|set[a-z]*|new[a-z]*|renew[a-z]*|def|hypersetup|"
+                       r"geometry|sisetup|captionsetup|definecolor|input|include[a-z]*|label|caption|item)(?![A-Za-z])")
+BOX = "\u2502\u2503"  # │ ┃: the cell borders of a terminal table
+SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  # a note's mark: ¹, ¹², ...
+NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
+MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
+STEP_HEADING = re.compile(r"^Step \d+\.\s")
+MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
+RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
+PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
+SENTENCE_WORD = re.compile(r"(?<![\\\w])(?!(?:exp|sqrt|sum|tanh|erf|sin|cos|log|GELU)\b)[A-Za-z]{3,}(?![\w(])")
+WORDS = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}\s+[A-Za-z]{2,}")  # three words in a row: a sentence
+# ``Head 1``, ``# head 2``, ``Head 1, with ...``, ``Head 2: a_{5,2} = ...`` (not ``Head 1 looks at ...``)
+CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)(?=\s*$|\s*[:,.;(]|\s*\*)", re.IGNORECASE)
 TITLE_CONTEXT = re.compile(r"\b(head|block|row)\s+(\d+)\b", re.IGNORECASE)
 KEY_WORDS = {"token", "id", "row", "j", "i", "t", "position", "pos", "i\\backslashj", "i\\j", "i/j"}
 # text-mode LaTeX in notes and cells, as plain text
@@ -77,7 +92,8 @@ class Entry:
     """One thing to check.
 
     Attributes:
-        line: 1-based line number in the file; source: that line's text.
+        line: 1-based line number in the file; source: that line's text (a line longer than
+            MAX_SOURCE characters is given by the entry's own part, cut at MAX_SOURCE).
         name: the quantity's name (None for free arithmetic); expr: the arithmetic's
             left-hand side as written (None for a named value).
         values: the written values (several for a vector), as written (ASCII minus).
@@ -86,12 +102,15 @@ class Entry:
         node: the parsed name or arithmetic (:mod:`derive.mathread`).
         exact: the written exact value (an expression without names), for ``name = -1/2``.
         cell: the table cell, for a table entry.
-        kind: ``value`` (a named value), ``arithmetic``, ``cell``, ``note``, or ``inline``
-            (a value in an inline formula of prose: an unknown name there is prose).
+        kind: ``value`` (a named value), ``arithmetic``, ``cell``, ``note``, ``inline``
+            (a value in an inline formula of prose: an unknown name there is prose), or
+            ``prose`` (a sentence's numbers, listed as not checked).
         phase: ``after`` for a quantity of the pass after the SGD step (``L after``).
         note: the text of a note (plain), for ``kind == "note"``.
         section: the heading the entry stands under (``## Step 8. LayerNorm before the MLP``),
             "" before the first; it says which norm a sentence's eps belongs to.
+        skip: why the entry is not checked (a value beyond the bounds of a hand computation,
+            prose), None when it is.
     """
 
     line: int
@@ -109,6 +128,7 @@ class Entry:
     phase: str = "before"
     note: str | None = None
     section: str = ""
+    skip: str | None = None
 
 
 def clean_latex(text: str) -> str:
@@ -136,12 +156,25 @@ def split_values(text: str) -> list[str] | None:
 
 def decimal_places(number: str) -> int | None:
     """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3), or None
-    when it has no digits after the point (``1``, ``11e0``, ``1.5e2``)."""
+    when it has no digits after the point (``1``, ``11e0``, ``1.5e2``). The number is within
+    :func:`derive.mathread.number_limit`'s bounds or None is returned."""
+    if mathread.number_limit(number) is not None:
+        return None
     mantissa, _, exponent = number.rstrip("\u2026").lower().partition("e")
     if "." not in mantissa:
         return None
     places = len(mantissa.split(".", 1)[1]) - int(exponent or 0)
     return places if places >= 0 else None
+
+
+def value_limit(number: str) -> str | None:
+    """Why a written value is not checked: beyond a hand computation's bounds
+    (:func:`derive.mathread.number_limit`) or written with more than MAX_PLACES places;
+    None when it is checked."""
+    reason = mathread.number_limit(number)
+    if reason is None and (decimal_places(number) or 0) > MAX_PLACES:
+        reason = f"{number[:12]}... is written with {decimal_places(number)} places (derive judges at most {MAX_PLACES})"
+    return reason
 
 
 def value_texts(node) -> list[str] | None:
@@ -162,6 +195,14 @@ def value_texts(node) -> list[str] | None:
 def parse(text: str) -> list[Entry]:
     """All entries of a file, in order (see the module docstring)."""
     return _Reader(text.lstrip("\ufeff").splitlines()).read()
+
+
+def _source(source: str, part: str) -> str:
+    """What an entry shows of its line: the line, or when it is long the entry's part."""
+    if len(source) <= MAX_SOURCE:
+        return source
+    part = part.strip()
+    return part if len(part) <= MAX_SOURCE else part[:MAX_SOURCE] + "\u2026"
 
 
 class _Reader:
@@ -192,6 +233,8 @@ class _Reader:
 
     def step(self, i: int) -> int:
         """Read what starts at line ``i``; the index of the next line to read."""
+        if "matrix}" in self.lines[i]:
+            self.lines[i] = _matrices(self.lines[i])
         line = self.lines[i]
         stripped = line.strip()
         if not stripped or stripped.startswith("%"):
@@ -200,6 +243,27 @@ class _Reader:
             j = self._until(i, lambda s: s.startswith("|"))
             self.table([self.lines[k] for k in range(i, j)], i + 1, _markdown_row)
             return j
+        if "\t" in line.strip("\r\n "):  # a table copied from a web page: cells between tabs
+            j = self._until(i, lambda s: "\t" in s, strip=False)
+            self.table([self.lines[k] for k in range(i, j)], i + 1, _tab_row)
+            return j
+        if stripped.startswith(("\u250f", "\u250c")):  # a box table of the terminal (derive run): ┏ or ┌
+            j = self._until(i, lambda s: not s.startswith(("\u2514", "\u2517")))
+            self.box_table(i, j)
+            return min(j + 1, len(self.lines))
+        if i + 1 < len(self.lines) and self.lines[i + 1].strip().startswith(("\u250f", "\u250c")):
+            return i + 1  # the title of a terminal table, read with it
+        if NOTE_LINE.match(stripped) and self.entries:
+            j, body = i + 1, stripped  # a terminal note, "¹ u_1[1]: ...", folded onto lines until its "."
+            while not body.endswith(".") and j < len(self.lines) and self.lines[j].strip():
+                body, j = body + " " + self.lines[j].strip(), j + 1
+            self.note(SUPERSCRIPT_MARK.sub("", body), i + 1, stripped, latex=False)
+            return j
+        if STEP_HEADING.match(stripped):  # "Step 4. LayerNorm" (the terminal's and the seed page's headings)
+            self.context = {"head": None, "block": None}
+            self.title = ""
+            self.section = stripped
+            return i + 1
         if stripped.startswith("\\begin{tabular}"):
             j = self._through(i, "\\end{tabular}")
             self.latex_table(i, j)
@@ -220,6 +284,14 @@ class _Reader:
         if match:
             self.context[match.group(1).lower()] = int(match.group(2))
             self.title = ""
+            rest = stripped[match.end():].lstrip(" ,:;.")  # Head 2: a_{5,2} = 0.999
+            if rest:
+                self.lines[i] = rest
+                self.step(i)
+                self.lines[i] = line
+                for entry in self.entries:
+                    if entry.line == i + 1:
+                        entry.source = stripped
             return i + 1
         if stripped.startswith("#") or stripped.startswith(("\\section", "\\subsection", "\\chapter")):
             self.context = {"head": None, "block": None}
@@ -229,16 +301,35 @@ class _Reader:
         if "$" in stripped or "\\(" in stripped:
             self.inline(stripped, i + 1, stripped)
             return i + 1
-        if stripped.startswith("\\"):
+        if stripped.startswith("\\") and (not _has_relation(stripped) or STRUCTURE.match(stripped)):
             return i + 1  # the document's structure: \begin{center}, \usepackage, ...
-        if "=" in stripped:
-            for part in _split_quads(stripped):
-                self.entries.append(_equation(part, i + 1, stripped, self.context))
+        if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped):
+            return i + 1  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
+        if _has_relation(stripped):
+            stripped = _unmarked(stripped)
+            entries = [_equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
+                       for part in _split_quads(stripped)]
+            if all(e.error for e in entries) and (WORDS.search(stripped) or any(
+                    ch.isdigit() for ch in stripped) and len(SENTENCE_WORD.findall(stripped)) >= 2):
+                self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
+            else:
+                self.entries += entries
+            return i + 1
+        self.prose(stripped, i + 1)
         return i + 1
 
-    def _until(self, i: int, keep) -> int:
+    def prose(self, text: str, line: int) -> None:
+        """A line of words: its decimal numbers (``0.94`` in ``␣climb + ed = 0.94``) are
+        listed as not checked, since derive does not read sentences."""
+        numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_markdown_text(text))]
+        if numbers:
+            self.entries.append(Entry(line, text, values=[n.replace(MINUS, "-") for n in numbers], kind="prose",
+                                      skip="prose: derive does not read sentences (numbers in it: "
+                                      + ", ".join(numbers[:8]) + (", ..." if len(numbers) > 8 else "") + ")"))
+
+    def _until(self, i: int, keep, strip: bool = True) -> int:
         j = i
-        while j < len(self.lines) and keep(self.lines[j].strip()):
+        while j < len(self.lines) and keep(self.lines[j].strip() if strip else self.lines[j].strip("\r\n ")):
             j += 1
         return j
 
@@ -276,6 +367,12 @@ class _Reader:
         for number, row in rows:
             for equation in _pairs(row):
                 for part in _split_quads(equation):
+                    if not any(ch.isdigit() for ch in part):
+                        continue  # a formula without numbers (E_{i,c} <- E_{i,c} - eta dL/dE_{i,c}): no claim
+                    if split_values(part) is not None and not _has_relation(part):
+                        self.entries.append(Entry(number + 1, self.lines[number].strip(), values=split_values(part),
+                                                  kind="prose", skip="a value without a name"))
+                        continue
                     if part.strip():
                         self.entries.append(_equation(part, number + 1, self.lines[number].strip(), self.here,
                                                       exact=True))
@@ -283,7 +380,14 @@ class _Reader:
 
     # ------------------------------------------------------------------ inline math
     def inline(self, text: str, line: int, source: str) -> None:
-        """The values claimed in the inline formulas of a line of prose."""
+        """The values claimed in the inline formulas of a line of prose; its numbers are
+        listed as prose when no formula claims a value."""
+        known = len(self.entries)
+        self._inline(text, line, source)
+        if len(self.entries) == known:
+            self.prose(source, line)
+
+    def _inline(self, text: str, line: int, source: str) -> None:
         for formula in _inline_formulas(text):
             try:
                 chain = mathread.read(formula)
@@ -299,12 +403,28 @@ class _Reader:
             self.entries.append(entry)
 
     # ------------------------------------------------------------------ notes
-    def note(self, text: str, line: int) -> None:
-        """A note under a table: a reader's calculation from the printed inputs."""
+    def box_table(self, i: int, j: int) -> None:
+        """A terminal table (rich's box characters): the ``┃`` rows are the header, the
+        ``│`` rows the data; the line above it is its title."""
+        rows, numbers = [], []
+        for k in range(i, j):
+            stripped = self.lines[k].strip()
+            if stripped[:1] in BOX:
+                rows.append(stripped)
+                numbers.append(k + 1)
+        title = self.lines[i - 1].strip() if i > 0 else ""
+        if title and not _has_relation(title) and not STEP_HEADING.match(title):
+            self.title = title
+        self.table(rows, None, _box_row, numbers)
+
+    def note(self, text: str, line: int, source: str | None = None, latex: bool = True) -> None:
+        """A note under a table: a reader's calculation from the printed inputs (in
+        LaTeX or Markdown, or with ``latex=False`` the terminal's plain text, where ``~``
+        marks a rotated q~ or k~, not a space)."""
         body = re.sub(r"^(<sup>[^<]*</sup>|\\textsuperscript\{[^{}]*\})\s*(\\,)?", "", text)
         body = re.sub(r"(?<!\\)\$|\\\(|\\\)", "", body)  # a note's formulas are math: read as written
-        body = _markdown_text(clean_latex(body)).strip()
-        self.entries.append(Entry(line, text, kind="note", note=body, head=self.here["head"],
+        body = _markdown_text(clean_latex(body)).strip() if latex else body.strip()
+        self.entries.append(Entry(line, source or text, kind="note", note=body, head=self.here["head"],
                                   block=self.here["block"]))
 
     # ------------------------------------------------------------------ tables
@@ -353,6 +473,7 @@ class _Reader:
                     entry.error = f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
                 else:
                     entry.values = values
+                    entry.skip = next((r for r in map(value_limit, values) if r is not None), None)
                 self.entries.append(entry)
 
 
@@ -363,6 +484,44 @@ def _key(header: str) -> bool:
     """A key column (``token``, ``id``, ``row``, ``$j$``, ``$i \\backslash j$``), by its header."""
     word = header.replace("$", "").replace(" ", "").replace("\\(", "").replace("\\)", "").strip("{}")
     return word.lower() in KEY_WORDS or word == ""
+
+
+def _matrices(line: str) -> str:
+    """``\\begin{bmatrix} a & b \\\\ c & d \\end{bmatrix}`` (or pmatrix, matrix) as the vector
+    ``[a, b, c, d]`` of its entries, row by row (a matrix on one line)."""
+    def vector(match) -> str:
+        rows = [r for r in match.group(2).split("\\\\") if r.strip()]
+        return "[" + ", ".join(c.strip() for r in rows for c in _split_top(r, "&")) + "]"
+    return MATRIX.sub(vector, line)
+
+
+def _defines_a_name(line: str) -> bool:
+    """The left side of ``line``'s first relation is a name (``L = -ln p(␣roof)``)."""
+    try:
+        node = mathread.read(RELATION.split(line, 1)[0].strip()).exprs[0]
+    except DeriveError:
+        return False
+    try:
+        return isinstance(node, (mathread.Sym, mathread.Call, mathread.Deriv)) and mathread.is_name(node)
+    except DeriveError:
+        return False
+
+
+def _unmarked(line: str) -> str:
+    """An equation without the terminal's note marks on its value (``= 0.928¹``, ``[−1.102, 0.964¹]``)."""
+    head, relation, value = line.rpartition("=")
+    return head + relation + MARKS.sub("", value) if relation else line
+
+
+def _box_row(row: str) -> list[str]:
+    """The cells of a terminal table's row (``│ `the` │ 0.000 │ −0.816¹ │``), note marks dropped."""
+    cells = re.split("[" + BOX + "]", row.strip())[1:-1]
+    return [_cell_text(MARKS.sub("", c.strip())) for c in cells]
+
+
+def _tab_row(row: str) -> list[str]:
+    """The cells of a row copied from a web page's table: separated by tabs."""
+    return [_cell_text(c) for c in row.strip("\r\n").split("\t")]
 
 
 def _markdown_row(row: str) -> list[str]:
@@ -435,7 +594,8 @@ def _pairs(row: str) -> list[str]:
 
 
 def _has_relation(text: str) -> bool:
-    return any(r in text for r in ("=", "\\to", "\\approx", "\u2248"))
+    """The text has a relation: ``=``, ``≈``, ``\\approx`` or ``\\to`` (not ``\\toprule``)."""
+    return RELATION.search(text) is not None
 
 
 def _split_quads(text: str) -> list[str]:
@@ -486,8 +646,8 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
 
 def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
     """The entry of a read formula; with ``exact``, a number without places (``1e-05``,
-    ``2``) is an exact value, else it is refused (its rounding is unknown)."""
-    entry = Entry(line, source, head=context["head"], block=context["block"])
+    ``2``) is an exact value, else it is judged at 0 places."""
+    entry = Entry(line, _source(source, text), head=context["head"], block=context["block"])
     last = chain.exprs[-1]
     values = value_texts(last)
     written = text.rsplit("=", 1)[-1].strip()
@@ -500,14 +660,11 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
         else:
             entry.exact = last  # an exact form: - \frac{1}{2}, \frac{\sqrt{375010}}{1000}
     else:
+        entry.skip = next((r for r in map(value_limit, values) if r is not None), None)
         undotted = [v for v in values if decimal_places(v) is None]
-        if undotted and exact:
+        if undotted and exact and entry.skip is None:
             entry.exact, values = last, []
-        elif undotted:
-            entry.error = (f"the number {undotted[0]} has no digits after the point, so its rounding is unknown: "
-                           f"write it with its places (e.g. {_with_places(undotted[0])})")
-            return entry
-        entry.values = values
+        entry.values = values  # a whole number (1 + 1 = 2, mu_5 = 0) is judged at 0 places
     head = chain.exprs[0]
     head, entry.phase = _phase(head)
     entry.node = head
@@ -537,7 +694,7 @@ def _unread(text: str, line: int, source: str, context: dict) -> Entry:
     """The message for a line the grammar cannot read: which part is not a name, an
     arithmetic or a value."""
     parts = [p.strip() for p in text.strip().rstrip(".,;").split("=")]
-    entry = Entry(line, source, head=context["head"], block=context["block"])
+    entry = Entry(line, _source(source, text), head=context["head"], block=context["block"])
     if len(parts) < 2 or not parts[-1]:
         entry.error = "expected `name = value` or `arithmetic = value`"
     elif not parts[0]:
@@ -549,11 +706,3 @@ def _unread(text: str, line: int, source: str, context: dict) -> Entry:
     else:
         entry.error = f"cannot read {parts[0]!r} as a name or as arithmetic"
     return entry
-
-
-def _with_places(number: str) -> str:
-    """``2`` -> ``2.000``, ``11e0`` -> ``11.000``: a number written with 3 places."""
-    try:
-        return f"{Decimal(number.replace(MINUS, '-')):.3f}"
-    except InvalidOperation:
-        return number + ".000"

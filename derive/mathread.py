@@ -25,6 +25,7 @@ resolve as shift, so ``x_1[1]`` reads ``[1]`` as the index of ``x_1``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from typing import Callable
 
@@ -37,14 +38,19 @@ from .graph import GeluErf, GeluTanh
 from .name_parser import TT_ESCAPES
 
 PREC = 256  # bits for a transcendental step of a reader's arithmetic
-MAX_EXPONENT = 4096  # |exponent| allowed in a power or e^x before the value is called too large
+MAX_PREC = 2048  # bits: past this a value on (or within 10^-600 of) a rounding boundary is not decided
+# The bounds of a hand computation (each makes a hostile line end in milliseconds):
 MAX_LENGTH = 20_000  # characters of one formula
+MAX_DIGITS = 100  # a value of 10^MAX_DIGITS or more in magnitude is too large for a hand computation:
+#                   powers, e^x and n! are sized from logarithms before they are computed
+MAX_NUMBER = 200  # digits of one written number (before and after the point)
+MAX_NUMBER_EXPONENT = 100  # |e| of a written number in e notation (1e-05 is fine, 0.9e-999999999 is not)
 GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "iota", "kappa",
          "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega",
          "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega")
 UNICODE_GREEK = {"μ": "mu", "σ": "sigma", "η": "eta", "ε": "eps", "θ": "theta", "π": "pi", "α": "alpha",
                  "β": "beta", "γ": "gamma", "δ": "delta", "λ": "lambda", "τ": "tau"}
-FUNCTIONS = {"exp", "ln", "log", "sqrt", "tanh", "erf", "sin", "cos", "GELU_tanh", "GELU_erf"}
+FUNCTIONS = {"exp", "ln", "log", "sqrt", "tanh", "erf", "sin", "cos", "GELU_tanh", "GELU_erf", "factorial"}
 SPACE = "\u2423"
 
 GRAMMAR = r"""
@@ -88,6 +94,8 @@ script: "_" sarg           -> subscript
     | PRIME                -> prime
     | "[" items "]"        -> index
     | ELLIPSIS             -> cut
+    | BANG                 -> factorial
+    | PERCENT              -> percent
 ?fscript: "_" sarg        -> subscript
     | "^" sarg             -> superscript
 ?sarg: NUMBER              -> number
@@ -107,6 +115,8 @@ SLASH: "/"
 DOT: "."
 SEP.3: "," | "|" | "\\mid" | ";"
 PRIME: "'" | "\u2032"
+BANG: "!"
+PERCENT.3: "%" | "\\%"
 ELLIPSIS.3: "\u2026" | "..." | /\\[lc]?dots(?![A-Za-z])(\{\})?/
 NUMBER: /\d+(\.\d+)?((\\mathrm\{e\}\{[-+\u2212]?\d+\})|(e[-+\u2212]?\d+(?![A-Za-z])))?/
 FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos)(?![A-Za-z])/
@@ -114,7 +124,7 @@ SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\d?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
-PIECE.2: /`[^`]*`/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
+PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
@@ -269,9 +279,14 @@ class _Build(Transformer):
         return Deriv(c[1], c[4])
 
     def postfix(self, c):
-        out = c[0]
+        out, power = c[0], False
         for script in c[1:]:
+            if power and script[0] == "^":
+                out = _raise_exponent(out, script[1])  # 10^10^10 is 10^(10^10), as in Python's **
+                continue
+            before = out
             out = _attach(out, script)
+            power = script[0] == "^" and isinstance(out, Bin) and out.op == "^" and out is not before
         return out
 
     def number(self, c):
@@ -308,6 +323,9 @@ class _Build(Transformer):
 
     def piece(self, c):
         text = str(c[0])
+        if text.startswith('"'):  # p("␣roof"), p(" roof"): a quoted piece, its space a ␣
+            body = text[1:-1]
+            return Piece(SPACE + body[1:] if body.startswith(" ") else body)
         body = text[1:-1] if text.startswith("`") else text[len("\\texttt{"):-1] if text.startswith("\\") else text
         body = body.replace("\\text{", "").replace("}>", ">") if body.startswith("<") else body
         return Piece(body.replace("\\textvisiblespace{}", SPACE).replace("\\_", "_"))
@@ -343,6 +361,12 @@ class _Build(Transformer):
     def cut(self, c):
         return ("\u2026", None)
 
+    def factorial(self, c):
+        return ("!", None)
+
+    def percent(self, c):
+        return ("%", None)
+
 
 def _relation(text: str) -> str:
     if text in ("=", "\\to", "\u2192"):
@@ -365,7 +389,10 @@ def _unwrap(node):
 
 
 def _division(a, b):
-    """``dL / dE_i`` (plain) is a derivative; anything else a quotient."""
+    """``dL / dE_i`` (plain) is a derivative, also after a factor (``0.1·dL/dE_i``);
+    anything else a quotient."""
+    if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(_division(a.b, b), Deriv):
+        return Bin(a.op, a.a, _division(a.b, b))
     if isinstance(a, Sym) and isinstance(b, Sym) and len(a.base) >= 2 and len(b.base) >= 2 and \
             a.base[0] == "d" == b.base[0] and a.base[1].isupper() and b.base[1].isupper():
         return Deriv(Sym(a.base[1:], a.primes, a.scripts), Sym(b.base[1:], b.primes, b.scripts))
@@ -397,6 +424,9 @@ def _juxtaposed(a, b):
             return Call("p", (Piece(item.base),))  # p(\text{the}), p(a): a piece, one letter or more
     if _function(a) and not isinstance(b, Paren):
         return Call(_plain_base(a), (b,))
+    if isinstance(a, Sym) and not a.scripts and not a.primes and a.base != "e" and isinstance(b, Num) \
+            and b.text.isdigit() and not b.mark:
+        return Sym(a.base, 0, (("_", b),))  # x5, u5: the plain writing of x_5
     return Bin("jux", a, b)
 
 
@@ -420,10 +450,29 @@ def _plain_base(sym: Sym) -> str:
     return sym.base
 
 
+def _percent(text: str) -> str:
+    """A percentage as the fraction it writes, with its places: ``39.5`` -> ``0.395``."""
+    limit = number_limit(text)
+    if limit is not None:
+        raise _NotMath(limit)
+    return format(Decimal(text).scaleb(-2), "f")
+
+
+def _raise_exponent(power: Bin, exponent) -> Bin:
+    """``a^b`` followed by ``^c``: ``a^(b^c)`` (powers group from the right)."""
+    if isinstance(power.b, Bin) and power.b.op == "^":
+        return Bin("^", power.a, _raise_exponent(power.b, exponent))
+    return Bin("^", power.a, Bin("^", power.b, exponent))
+
+
 def _attach(node, script):
-    """One script written after ``node``: a footnote mark, cut digits, a power or a part
-    of a name."""
+    """One script written after ``node``: a footnote mark, cut digits, a power, a
+    factorial or a part of a name."""
     kind, content = script
+    if kind == "!":
+        return Call("factorial", (node,))
+    if isinstance(node, Num) and kind == "%":
+        return Num(_percent(node.text), node.cut, node.mark)  # 39.5% is 0.395, at 3 places
     if isinstance(node, Num):
         if kind == "\u2026":
             return Num(node.text, True, node.mark)
@@ -497,12 +546,18 @@ def _scripts(text: str) -> str:
 
 
 def read(text: str) -> Chain:
-    """The formula ``text`` as a :class:`Chain`.
+    """The formula ``text`` as a :class:`Chain` (the tree is immutable: a formula read
+    again, as in a file of repeated lines, comes from a cache).
 
     Raises:
         DeriveError: when the text is not a formula the grammar reads (the message says
             where), or is longer than MAX_LENGTH characters.
     """
+    return _read(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _read(text: str) -> Chain:
     if len(text) > MAX_LENGTH:
         raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
     for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
@@ -618,6 +673,8 @@ def show(node) -> str:
         return node.text
     if isinstance(node, (Sym, Deriv)):
         return label(node)
+    if isinstance(node, Call) and node.name == "factorial":
+        return _operand(node.args[0]) + "!"
     if isinstance(node, Call):
         base = f"_{show(node.base)}" if node.base is not None else ""
         return f"{node.name}{base}(" + ", ".join(show(a) for a in node.args) + ")"
@@ -689,17 +746,68 @@ def _children(node) -> tuple:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def evaluate(node, resolve: Callable | None = None, gelu: str = "gelu_tanh"):
+class Beyond(ValueError):
+    """A value outside the bounds of a hand computation (MAX_DIGITS, MAX_NUMBER,
+    MAX_NUMBER_EXPONENT): derive does not evaluate it, and says so."""
+
+
+class TooLarge(Beyond):
+    """A value of 10^MAX_DIGITS or more in magnitude, found from logarithms without
+    computing it; ``sign`` is +1 or -1, 0 when unknown."""
+
+    def __init__(self, what: str, sign: int = 0):
+        self.sign = sign
+        super().__init__(f"{what} is larger than 10^{MAX_DIGITS} in magnitude, too large for a hand computation")
+
+
+def number_limit(text: str) -> str | None:
+    """Why a written number is beyond a hand computation (more than MAX_NUMBER digits, or an
+    e-notation exponent beyond +-MAX_NUMBER_EXPONENT), or None when it is within bounds.
+    Read from the text alone, so ``0.9e-999999999`` costs nothing."""
+    mantissa, _, exponent = text.replace("\u2212", "-").lower().partition("e")
+    digits = sum(ch.isdigit() for ch in mantissa)
+    if digits > MAX_NUMBER:
+        return f"the number {text[:12]}... has {digits} digits (derive reads at most {MAX_NUMBER})"
+    if exponent and (len(exponent.lstrip("+-")) > 6 or abs(int(exponent)) > MAX_NUMBER_EXPONENT):
+        return (f"the number {text[:24]} has the exponent {exponent[:12]} (derive reads exponents from "
+                f"-{MAX_NUMBER_EXPONENT} to {MAX_NUMBER_EXPONENT})")
+    return None
+
+
+def evaluate(node, resolve: Callable | None = None, gelu: str = "gelu_tanh", prec: int = PREC):
     """The value of an expression: an ``fmpq`` when it is rational, else an ``arb`` ball
-    at PREC bits. ``resolve(name_node)`` gives a name's value (fmpq or arb); ``GELU``
-    without a form is ``gelu``.
+    at ``prec`` bits. ``resolve(name_node)`` gives a name's value (fmpq or arb); ``GELU``
+    without a form is ``gelu``. A nonzero part below 10^-MAX_DIGITS in magnitude (e^{-300})
+    is a ball around 0 of that radius.
 
     Raises:
-        ValueError: when the value is undefined (a division by zero, ln of a number <= 0),
-            too large (an exponent above MAX_EXPONENT), or not a number derive evaluates;
-            DeriveError from ``resolve``."""
-    with ctx.workprec(PREC):
-        return _eval(node, resolve, gelu)
+        TooLarge: the value is 10^MAX_DIGITS or more in magnitude (sized before computing:
+            10^10^10, 99999999!, e^{100000});
+        Beyond: a part is beyond a hand computation (see :func:`number_limit`, or a value
+            above 10^MAX_DIGITS inside a sum);
+        ValueError: when the value is undefined (a division by zero, ln of a number <= 0)
+            or not a number derive evaluates; DeriveError from ``resolve``."""
+    with ctx.workprec(prec):
+        value = _eval(node, resolve, gelu)
+        if _sign(value) and (abs(value) if isinstance(value, fmpq) else arb(value).abs_lower()) >= LARGE:
+            raise TooLarge(show(node), _sign(value))
+        return value
+
+
+LARGE = fmpq(10) ** MAX_DIGITS
+LN_LARGE = MAX_DIGITS * 2.302585092994046  # ln(10^MAX_DIGITS)
+
+
+def _tiny() -> arb:
+    """A nonzero value below 10^-MAX_DIGITS in magnitude: 0, within that radius."""
+    return arb(0, fmpq(1, int(LARGE.p)))
+
+
+def _sign(value) -> int:
+    """+1, -1, or 0 when the value is 0 or its sign is not known."""
+    if isinstance(value, fmpq):
+        return (value > 0) - (value < 0)
+    return 1 if value > 0 else -1 if value < 0 else 0
 
 
 def _eval(node, resolve, gelu):
@@ -722,11 +830,14 @@ def _eval(node, resolve, gelu):
         # a softmax's denominator, sum_j e^{z_j} or sum_j e^{s_{5,j}}: the quantity of that name
         return resolve(Sym(f"sum_j {label(node.b)}", 0, ()))
     if isinstance(node, Neg):
-        return -_eval(node.a, resolve, gelu)
+        try:
+            return -_eval(node.a, resolve, gelu)
+        except TooLarge as big:
+            raise TooLarge(show(node), -big.sign) from None
+    if isinstance(node, Bin) and node.op == "^":
+        return _power(node, resolve, gelu)
     if isinstance(node, Bin):
-        if node.op == "^":
-            return _power(node, resolve, gelu)
-        a, b = _eval(node.a, resolve, gelu), _eval(node.b, resolve, gelu)
+        a, b = _inner(node.a, resolve, gelu), _inner(node.b, resolve, gelu)
         if node.op == "+":
             return a + b
         if node.op == "-":
@@ -738,22 +849,34 @@ def _eval(node, resolve, gelu):
                 raise ValueError("it is undefined (a division by zero)")
             if isinstance(a, fmpq) and isinstance(b, fmpq):
                 return a / b
-            return arb(a) / arb(b) if not isinstance(a, arb) else a / b
+            if arb(b).contains(0):
+                raise Beyond(f"its divisor {show(node.b)} is too close to 0 to evaluate")
+            return arb(a) / arb(b)
         raise ValueError(f"derive cannot evaluate {show(node)}")
     if isinstance(node, Call):
         return _call(node, resolve, gelu)
     raise ValueError(f"derive cannot evaluate {show(node)}")
 
 
+def _inner(node, resolve, gelu):
+    """An operand of a sum, product or quotient: a value too large for a hand computation
+    there is not evaluated (its size alone does not give the result's)."""
+    try:
+        return _eval(node, resolve, gelu)
+    except TooLarge as big:
+        raise Beyond(str(big)) from None
+
+
 def _fmpq(text: str) -> fmpq:
+    limit = number_limit(text)
+    if limit is not None:
+        raise Beyond(limit)
     mantissa, _, exponent = text.lower().partition("e")
     negative = mantissa.startswith("-")
     whole, _, frac = mantissa.lstrip("-+").partition(".")
     value = fmpq(int(whole + frac or "0"), 10 ** len(frac))
     if exponent:
         e = int(exponent)
-        if abs(e) > MAX_EXPONENT:
-            raise ValueError(f"the number {text} is too large for a hand computation")
         value = value * fmpq(10) ** e if e >= 0 else value / fmpq(10) ** -e
     return -value if negative else value
 
@@ -762,29 +885,90 @@ def _is_zero(v) -> bool:
     return v == 0 if isinstance(v, fmpq) else bool(v.is_zero())
 
 
+def _log10_size(base, exponent) -> arb:
+    """log10 |base^exponent| (base nonzero), as a ball."""
+    return arb(exponent) * arb(base).abs_lower().log() / arb(10).log() if not isinstance(base, fmpq) else \
+        arb(exponent) * arb(abs(base)).log() / arb(10).log()
+
+
 def _power(node: Bin, resolve, gelu):
+    """``a^b``, sized from log10 |a^b| = b log10 |a| before it is computed."""
     if isinstance(node.a, Sym) and node.a.base == "e" and not node.a.scripts:
-        return _exp(_eval(node.b, resolve, gelu))
-    base, exponent = _eval(node.a, resolve, gelu), _eval(node.b, resolve, gelu)
-    if isinstance(exponent, fmpq) and exponent.q == 1:
+        try:
+            return _exp(_eval(node.b, resolve, gelu), node)
+        except TooLarge as big:
+            if big.sign > 0:
+                raise TooLarge(show(node), 1) from None
+            if big.sign < 0:
+                return _tiny()
+            raise Beyond(str(big)) from None
+    try:
+        base = _eval(node.a, resolve, gelu)
+    except TooLarge as big:
+        return _power_of_large(node, big, _inner(node.b, resolve, gelu))
+    try:
+        exponent = _eval(node.b, resolve, gelu)
+    except TooLarge as big:
+        return _large_power(node, base, big)
+    if _is_zero(base):
+        if _sign(exponent) > 0:
+            return fmpq(0)
+        if _is_zero(exponent):
+            return fmpq(1)
+        raise ValueError("it is undefined (a division by zero)")
+    whole = isinstance(exponent, fmpq) and exponent.q == 1
+    if not whole and not (arb(base) > 0):
+        raise ValueError(f"{show(node)} is not a real number derive evaluates")
+    size = _log10_size(base, exponent)
+    if size > MAX_DIGITS:
+        raise TooLarge(show(node), -1 if whole and _sign(base) < 0 and int(exponent.p) % 2 else 1)
+    if size < -MAX_DIGITS:
+        return _tiny()
+    if whole:
         e = int(exponent.p)
-        if abs(e) > MAX_EXPONENT:
-            raise ValueError(f"the power {show(node)} is too large for a hand computation")
-        if e < 0 and _is_zero(base):
-            raise ValueError("it is undefined (a division by zero)")
         return base ** e if e >= 0 else 1 / (base ** -e)
     if isinstance(exponent, fmpq) and exponent == fmpq(1, 2):
         return _sqrt(base)
-    if not (arb(base) > 0):
-        raise ValueError(f"{show(node)} is not a real number derive evaluates")
-    return _exp(arb(exponent) * arb(base).log())
+    return _exp(arb(exponent) * arb(base).log(), node)
 
 
-def _exp(x):
+def _power_of_large(node: Bin, big: TooLarge, exponent):
+    """``a^b`` for an ``a`` of 10^MAX_DIGITS or more: large for b > 0, tiny for b < 0."""
+    if _is_zero(exponent):
+        return fmpq(1)
+    if _sign(exponent) < 0:
+        return _tiny()
+    if _sign(exponent) > 0 and isinstance(exponent, fmpq) and exponent.q == 1:
+        raise TooLarge(show(node), big.sign if int(exponent.p) % 2 else 1 if big.sign else 0)
+    raise Beyond(str(big))
+
+
+def _large_power(node: Bin, base, big: TooLarge):
+    """``a^b`` for a ``b`` of 10^MAX_DIGITS or more in magnitude (10^10^10, 2^(2^(2^32)))."""
+    if _is_zero(base):
+        if big.sign > 0:
+            return fmpq(0)
+        raise ValueError("it is undefined (a division by zero)")
+    if base == 1 if isinstance(base, fmpq) else False:
+        return fmpq(1)
+    if not (arb(base) > 0) or big.sign == 0:
+        raise Beyond(str(big))
+    above_one = arb(base) > 1
+    if not above_one and not (arb(base) < 1):
+        raise Beyond(str(big))
+    if above_one == (big.sign > 0):
+        raise TooLarge(show(node), 1)
+    return _tiny()
+
+
+def _exp(x, node=None):
+    """e^x, sized first: above 10^MAX_DIGITS is too large, below 10^-MAX_DIGITS tiny."""
     if _is_zero(x):
         return fmpq(1)
-    if abs(arb(x)) > MAX_EXPONENT:
-        raise ValueError("the exponent is too large for a hand computation")
+    if arb(x) > LN_LARGE:
+        raise TooLarge(show(node) if node is not None else "e^x", 1)
+    if arb(x) < -LN_LARGE:
+        return _tiny()
     return arb(x).exp()
 
 
@@ -805,14 +989,31 @@ def _isqrt(n: int) -> int | None:
     return r if r * r == n else None
 
 
+def _factorial(node: Call, x):
+    """n! for a whole n >= 0, sized by log10 n! = lgamma(n + 1) / ln 10 first."""
+    if not (isinstance(x, fmpq) and x.q == 1 and x >= 0):
+        raise ValueError(f"{show(node)}: a factorial takes a whole number >= 0")
+    if (arb(x) + 1).lgamma() / arb(10).log() > MAX_DIGITS:
+        raise TooLarge(show(node), 1)
+    from math import factorial
+    return fmpq(factorial(int(x.p)))
+
+
 def _call(node: Call, resolve, gelu):
     name = node.name
-    args = [_eval(a, resolve, gelu) for a in node.args]
-    if len(args) != 1:
+    if len(node.args) != 1:
         raise ValueError(f"{name} takes one argument")
-    (x,) = args
-    if name == "exp":
-        return _exp(x)
+    if name in ("exp", "factorial"):
+        try:
+            x = _eval(node.args[0], resolve, gelu)
+        except TooLarge as big:
+            if name == "exp" and big.sign < 0:
+                return _tiny()
+            if big.sign > 0:
+                raise TooLarge(show(node), 1) from None
+            raise Beyond(str(big)) from None
+        return _exp(x, node) if name == "exp" else _factorial(node, x)
+    x = _inner(node.args[0], resolve, gelu)
     if name in ("ln", "log"):
         if not (arb(x) > 0):
             raise ValueError(f"it is undefined ({name} of a number <= 0)")
@@ -820,7 +1021,7 @@ def _call(node: Call, resolve, gelu):
             return fmpq(0)
         value = arb(x).log()
         if node.base is not None:
-            value = value / arb(_eval(node.base, resolve, gelu)).log()
+            value = value / arb(_inner(node.base, resolve, gelu)).log()
         return value
     if name == "sqrt":
         return _sqrt(x)
@@ -829,8 +1030,6 @@ def _call(node: Call, resolve, gelu):
     if name == "cos" and _is_zero(x):
         return fmpq(1)
     ball = arb(x)
-    if abs(ball) > MAX_EXPONENT:
-        raise ValueError("the argument is too large for a hand computation")
     if name == "tanh":
         return ball.tanh()
     if name == "erf":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from functools import lru_cache
 
 from .derivation import Derivation
 from .errors import DeriveError
@@ -25,7 +26,7 @@ from .steps import Ref
 HEAD = re.compile(r"\^\{?\((\d+)\)\}?")  # kept for derive.check: a head written as ^(h) or ^{(h)}
 EXPECTED = "a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L"
 
-_INDEXES: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {JSON symbol: [(node id, Name)]})
+_MEMO: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {key: value computed once})
 
 
 def json_symbols(name: Name) -> tuple[str, ...]:
@@ -37,18 +38,31 @@ def json_symbols(name: Name) -> tuple[str, ...]:
     return (json_symbol(name),)
 
 
+def per_derivation(derivation: Derivation, key, compute):
+    """``compute()``, done once per derivation and ``key`` (an index of its names, the
+    answer to a lookup); forgotten with the derivation.
+
+    Raises:
+        whatever ``compute`` raises (nothing is kept then)."""
+    known = _MEMO.get(id(derivation))
+    if known is None or known[0]() is not derivation:
+        known = (weakref.ref(derivation, lambda _, k=id(derivation): _MEMO.pop(k, None)), {})
+        _MEMO[id(derivation)] = known
+    if key not in known[1]:
+        known[1][key] = compute()
+    return known[1][key]
+
+
 def _by_symbol(derivation: Derivation) -> dict[str, list[tuple[int, object]]]:
     """The named quantities of a derivation grouped by their ``symbol`` (their Names are
     computed when a lookup first needs them)."""
-    known = _INDEXES.get(id(derivation))
-    if known is not None and known[0]() is derivation:
-        return known[1]
-    groups: dict[str, list] = {}
-    for i, node in enumerate(derivation.graph.nodes):
-        if node.meta.symbol:
-            groups.setdefault(node.meta.symbol, []).append((i, node.meta))
-    _INDEXES[id(derivation)] = (weakref.ref(derivation, lambda _, key=id(derivation): _INDEXES.pop(key, None)), groups)
-    return groups
+    def groups() -> dict[str, list]:
+        out: dict[str, list] = {}
+        for i, node in enumerate(derivation.graph.nodes):
+            if node.meta.symbol:
+                out.setdefault(node.meta.symbol, []).append((i, node.meta))
+        return out
+    return per_derivation(derivation, "by symbol", groups)
 
 
 def read(name: str) -> Name:
@@ -57,10 +71,20 @@ def read(name: str) -> Name:
     Raises:
         DeriveError: when the text is not a name.
     """
+    parsed = _parsed(name)
+    if parsed is None:
+        raise DeriveError(f"no quantity is called {name!r}", expected=EXPECTED)
+    return parsed
+
+
+@lru_cache(maxsize=1 << 14)
+def _parsed(name: str) -> Name | None:
+    """The Name, or None when the text is not one (a failure is remembered too: a file's
+    unknown name comes back on every line)."""
     try:
         return parse_name(name)
     except ValueError:
-        raise DeriveError(f"no quantity is called {name!r}", expected=EXPECTED) from None
+        return None
 
 
 def find(derivation: Derivation, name: str | Name, block: int | None = None, head: int | None = None) -> list[Ref]:
@@ -71,6 +95,12 @@ def find(derivation: Derivation, name: str | Name, block: int | None = None, hea
         DeriveError: when nothing has that name, or several quantities in different blocks
             or heads do and ``block``/``head`` do not choose one; the message lists them.
     """
+    if isinstance(name, str):  # a file names the same quantities again and again
+        return list(per_derivation(derivation, ("find", name, block, head), lambda: _find(derivation, name, block, head)))
+    return _find(derivation, name, block, head)
+
+
+def _find(derivation: Derivation, name: str | Name, block: int | None, head: int | None) -> list[Ref]:
     wanted = read(name) if isinstance(name, str) else name
     if wanted.fields.head is not None:
         head = wanted.fields.head

@@ -82,7 +82,8 @@ NUMBER_PARTS = re.compile(r"^(-?)(\d+)(?:\.(\d+))?(?:e([-+]?)(\d+))?$")
 
 def escape(text: str) -> str:
     """Running text for pdflatex: TeX's special characters and the Unicode signs derive
-    prints (minus, ellipsis, middle dot, ...) spelled as commands; other characters
+    prints (minus, ellipsis, middle dot, ...) spelled as commands, ``--`` kept two hyphens
+    (TeX would set an en dash); other characters
     outside Latin-1 are written ``[U+XXXX]`` (T1 fonts have no glyph for them)."""
     out = []
     for ch in text:
@@ -92,7 +93,7 @@ def escape(text: str) -> str:
             out.append(ch)
         else:
             out.append(f"[U+{ord(ch):04X}]")
-    return "".join(out)
+    return "".join(out).replace("--", "-{}-")  # an option (--all-rows) as typed, not an en dash
 
 
 def table_format(texts: list[str]) -> str:
@@ -370,7 +371,7 @@ class LatexRenderer(DocumentRenderer):
                           " & ".join(columns[j].head for j in group) + " \\\\", "\\midrule"]
                 for row in rows:
                     if row and row[0].kind == "gap":
-                        lines.append(f"\\multicolumn{{{len(group)}}}{{c}}{{{self.gap_text(view.omitted)}}} \\\\")
+                        lines.append(f"\\multicolumn{{{len(group)}}}{{c}}{{{self.gap_text(row[0])}}} \\\\")
                     else:
                         lines.append(" & ".join(self.table_cell(row[j], columns[j]) for j in group) + " \\\\")
                 lines += ["\\bottomrule", "\\end{tabular}", "\\end{minipage}", "\\end{center}"]
@@ -413,11 +414,10 @@ class LatexRenderer(DocumentRenderer):
                     default=0)
         return Column("r" if kind == "integer" else "l", head, max(width, head_width) + PAD, kind)
 
-    def gap_text(self, omitted: int) -> str:
-        """The gap row of a summarised table: how many rows are left out, and the flag that
-        prints them (see :func:`derive.render_doc.omitted_sentence`)."""
-        return (f"\\ldots\\ {omitted} row{'s' if omitted != 1 else ''} omitted; \\texttt{{-{{}}-all-rows}} "
-                f"prints {'them' if omitted != 1 else 'it'}")
+    def gap_text(self, cell: Cell) -> str:
+        """The gap row of a summarised table: its sentence (how many rows are left out, see
+        :func:`derive.render_doc.omitted_sentence`), the flag in typewriter type."""
+        return self.prose(cell.text).replace("-{}-all-rows", "\\texttt{-{}-all-rows}")
 
     def form_tex(self, form, names: dict) -> str:
         """An exact form, broken over the rows of the alignment when it is long: the

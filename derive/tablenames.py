@@ -34,7 +34,7 @@ from .derivation import Derivation
 from .errors import DeriveError
 from .handfile import TITLE_CONTEXT, Entry
 from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
-from .names import find
+from .names import find, per_derivation
 from .printing import text
 from .steps import Ref, Vec
 
@@ -68,9 +68,13 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         return _claim(derivation, entry)
     except DeriveError:
         page = _page_cell(derivation, entry.cell)
-        if page is None:
-            raise
-        return page
+        if page is not None:
+            return page
+        cells = entry.cell.table.rows[entry.cell.row]
+        if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
+            # a masked key's e^s is exactly 0 (-inf before the softmax): no quantity, a fact
+            return Claim(f"{entry.cell.table.header[entry.cell.column]} of a masked key", values=[Fraction(0)])
+        raise
 
 
 def _claim(derivation: Derivation, entry: Entry) -> Claim:
@@ -91,7 +95,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         node = _title_name(table.title)
         param = _param_of(derivation, node) if node is not None else None
         if param is not None and row.number is not None and column_piece in case.pieces:  # W_U: a column a piece
-            refs = _param_row(derivation, param, row.number, block, head)
+            refs = param_row(derivation, param, row.number, block, head)
             return Claim(derivation.meta(refs[0]).label, refs=[refs[case.pieces.index(column_piece)]])
         if node is None or row.position is None:
             raise DeriveError(f"the column {header!r} is a token but the table names no quantity")
@@ -102,11 +106,13 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         return _gradient(derivation, node, row, block)
     if not mathread.is_name(node):
         return _formula(derivation, node, row, block, head, header)
-    if isinstance(node, Sym) and node.base == "c" and _title_name(table.title) is not None:
-        matrix = _title_name(table.title)  # E (12 x 4), W_Q (4 x 4): the columns c_k of the weight
+    if isinstance(node, Sym) and node.base == "c" and (_title_name(table.title) is not None or row.id is not None):
+        # E (12 x 4), W_Q (4 x 4): the columns c_k of the weight the title names (of E itself when
+        # no title names the matrix: rows keyed by id)
+        matrix = _title_name(table.title) or Sym("E")
         param = _param_of(derivation, matrix) or _base(matrix)
         k = _number(node)
-        refs = _param_row(derivation, param, row.id + 1 if row.id is not None else row.number, block, head)
+        refs = param_row(derivation, param, row.id + 1 if row.id is not None else row.number, block, head)
         if k is None or not 1 <= k <= len(refs):
             raise DeriveError(f"{param} has no column {header!r}")
         return Claim(derivation.meta(refs[k - 1]).label, refs=[refs[k - 1]])
@@ -115,7 +121,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
     param = _param_of(derivation, node)
     if param is not None:
         index = _param_index(derivation, param, row)
-        refs = _param_row(derivation, param, index, block)
+        refs = param_row(derivation, param, index, block)
         return Claim(f"{param}_{index}", refs=refs)
     name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
@@ -315,7 +321,8 @@ def _free(node) -> bool:
 def _statistics(derivation: Derivation) -> set[str]:
     """The symbols of the norms' per-row statistics (mu, sigma, rms): the quantities whose
     metadata names a norm slot (ln1, ln2, final)."""
-    return {n.meta.symbol for n in derivation.graph.nodes if n.meta.norm and n.meta.symbol}
+    return per_derivation(derivation, "statistics",
+                          lambda: {n.meta.symbol for n in derivation.graph.nodes if n.meta.norm and n.meta.symbol})
 
 
 def _placed(node, row: _Row, norm: str, attention_row: int, statistics=frozenset()):
@@ -373,7 +380,8 @@ def _param_of(derivation: Derivation, node) -> str | None:
     """The weight matrix a header names (``E_i``, ``E[id]``, ``P_t``), else None."""
     if not isinstance(node, Sym):
         return None
-    params = {derivation.graph.nodes[i].meta.param for i in derivation.graph.param_leaves()}
+    params = per_derivation(derivation, "params",
+                            lambda: {derivation.graph.nodes[i].meta.param for i in derivation.graph.param_leaves()})
     subs = [c for kind, c in node.scripts if kind == "_"]
     if subs and f"{node.base}_{mathread.show(subs[0])}" in params:
         return f"{node.base}_{mathread.show(subs[0])}"  # W_Q, b_1
@@ -391,11 +399,14 @@ def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
     return row.number or row.position
 
 
-def _param_row(derivation: Derivation, param: str, row: int | None, block, head=None) -> list[Ref]:
-    """The leaves of one row of a weight matrix, in column order (of the head's own
-    weight when ``head`` is given and heads have their own, W_Q of head 3)."""
+def param_row(derivation: Derivation, param: str, row: int | None, block, head=None) -> list[Ref]:
+    """The leaves of one row (1-based) of the weight matrix ``param``, in column order (of
+    the head's own weight when ``head`` is given and heads have their own: W_Q of head 3).
+
+    Raises:
+        DeriveError: when the matrix has no such row."""
     graph = derivation.graph
-    leaves = [i for i in graph.param_leaves() if graph.nodes[i].meta.param == param
+    leaves = [i for i in per_derivation(derivation, "param leaves", graph.param_leaves) if graph.nodes[i].meta.param == param
               and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))
               and (head is None or graph.nodes[i].meta.head in (None, head))]
     if not leaves:
@@ -410,7 +421,7 @@ def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:
         den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts
                            if kind == "_" and not (isinstance(c, Sym) and c.base in FREE))
     index = _param_index(derivation, param, row)
-    refs = [Ref("grad", r.id) for r in _param_row(derivation, param, index, block)]
+    refs = [Ref("grad", r.id) for r in param_row(derivation, param, index, block)]
     return Claim(f"dL/d{param}_{index}", refs=refs)
 
 
@@ -439,7 +450,7 @@ def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) 
             return _gradient(derivation, name_node, row, block).refs
         param = _param_of(derivation, name_node)
         if param is not None:
-            return _param_row(derivation, param, _param_index(derivation, param, row), block)
+            return param_row(derivation, param, _param_index(derivation, param, row), block)
         return find(derivation, _label(_placed(name_node, row, "", len(derivation.case.ids))), block, head)
 
     for name_node in mathread.names(node):

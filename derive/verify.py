@@ -41,11 +41,13 @@ ORDERS = ("sin-cos", "cos-sin")
 @dataclass
 class Result:
     """The outcome of one check: its ``name``, whether it ``passed``, and ``lines`` saying
-    what was checked and what was found."""
+    what was checked and what was found; ``skipped``: the check does not apply to the case
+    (under ``all``), so nothing was checked (``passed`` is then True: it fails nothing)."""
 
     name: str
     passed: bool
     lines: list[str] = field(default_factory=list)
+    skipped: bool = False
 
 
 # --------------------------------------------------------------------------- rotation
@@ -117,6 +119,9 @@ def rotation(case: Case, order: str = "sin-cos") -> Result:
         conv = case.conventions
     rows = len(case.X) if case.X is not None else len(case.ids)
     n = case.context_length or rows
+    if n < 2:
+        raise DeriveError(f"the rotation check needs two positions or more; the case has {n}", file=case.path,
+                          field="prompt", expected="a prompt of two tokens or more, or model.context_length")
     graph = Graph()
     table = sinusoids(graph, case, n)
     forms = _forms(graph)
@@ -439,7 +444,7 @@ def verify(case: Case, name: str) -> list[Result]:
             try:
                 out.append(check(case))
             except DeriveError as exc:
-                out.append(Result(key, True, [f"SKIP: does not apply ({exc.detail})"]))
+                out.append(Result(key, True, [f"does not apply: {exc.detail}"], skipped=True))
         return out
     if name not in CHECKS:
         raise DeriveError(f"unknown check {name!r}", expected="one of " + ", ".join(list(CHECKS) + ["all"]))

@@ -212,6 +212,8 @@ BAD_CASES = [
      "field model.E row 3, column 2", ["'1/1000", "is too small", "expected a number between 1e-1000 and 1e1000"]),
     ("integer-too-long", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   " + "9" * 5000 + ",  0,   -0.5],"),
      None, ["malformed TOML", "4300 digits"]),
+    ("choice-as-a-number", edit("[conventions]", "[conventions]\nloss_log = 2"),
+     "field conventions.loss_log", ['2 is a number, not the choice "2"', 'expected the quoted text "2"']),
     ("nested-too-deep", edit("[vocab]", "deep = " + "[" * 5000 + "]" * 5000 + "\n[vocab]"),
      None, ["malformed TOML", "nested too deeply"]),
 ]

@@ -124,7 +124,7 @@ def test_crane_is_summarised():
     text = cli("latex", "crane", "--step", "residual")
     ((rows,),) = [latex_tables(text)]
     assert len(rows) == 5 + 1 + 3
-    assert f"\\ldots\\ {tokens - 8} rows omitted; \\texttt{{-{{}}-all-rows}} prints them" in rows[5][0]
+    assert f"\\ldots{{}} {tokens - 8} rows omitted; \\texttt{{-{{}}-all-rows}} prints them" in rows[5][0]
     (every,) = latex_tables(cli("latex", "crane", "--step", "residual", "--all-rows"))
     assert len(every) == tokens and not any("omitted" in cell for row in every for cell in row)
 
@@ -228,6 +228,7 @@ def test_exact_forms_come_from_sympys_printer():
 def test_text_escapes():
     assert escape("50% of $x_1 & {y}") == "50\\% of \\$x\\_1 \\& \\{y\\}"
     assert escape("\u2423the \u2212 0.49\u2026") == "\\textvisiblespace{}the \\textminus{} 0.49\\ldots{}"
+    assert escape("--all-rows prints them") == "-{}-all-rows prints them"
 
 
 def test_a_note_is_printed_once():

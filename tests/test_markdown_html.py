@@ -231,7 +231,7 @@ def test_step_anchors_are_unique(case):
     assert ids and len(ids) == len(set(ids)), ids
     assert labels and len(labels) == len(set(labels)), labels
     if case == "encoder-post-norm":
-        assert "step-residual-2" in ids and "derive:residual-2" in labels
+        assert "step-residual-2" in ids and "derive:encoder-post-norm:residual-2" in labels  # labels name the case
 
 
 def printed_json_decimals(case: str) -> Counter:

@@ -205,6 +205,13 @@ def test_shift_of_given_logits_under_a_temperature(tmp_path):
     assert f"p(a) = {p_a:.3f} both ways" in "\n".join(result.lines)
 
 
+def test_rotation_needs_two_positions(tmp_path):
+    # given logits have no positions: nothing to rotate, so the check does not apply (it said
+    # PASS over "0 (pos, k) pairs")
+    results = {r.name: r for r in verify(load_case(given_logits(tmp_path, [0, 1])), "all")}
+    assert results["rotation"].skipped and "two positions" in results["rotation"].lines[0]
+
+
 def test_agreement_is_certified_both_ways():
     # softmax of (1, 2, 3, 4, 1, 2, 3): p(a) = p(e) (equal logits), p(a) != p(b)
     from derive.derivation import derive
@@ -223,8 +230,10 @@ def test_all_on_cat_climbed():
 
 def test_all_skips_what_does_not_apply():
     results = {r.name: r for r in verify(load_case(HAND_SET_HEAD), "all")}
-    assert results["uniform-keys"].passed and "SKIP" not in results["uniform-keys"].lines[0]
-    assert results["temperature"].lines[0].startswith("SKIP")
+    assert results["uniform-keys"].passed and not results["uniform-keys"].skipped
+    assert results["temperature"].skipped and results["temperature"].lines[0].startswith("does not apply")
+    out = cli("verify", HAND_SET_HEAD, "all").output
+    assert "temperature: SKIP" in out and "uniform-keys: PASS" in out
     assert cli("verify", HAND_SET_HEAD, "shift").exit_code == 2
 
 

@@ -1,0 +1,89 @@
+"""Issue 11, "Unreadable": the ways people write a value are read, and judged.
+
+Unicode scripts (μ₅, u₅), √, ×, ·, −; LaTeX \\frac, \\exp, \\ln, \\sqrt, bmatrix and pmatrix;
+x5, X[5], p("␣roof"), p(" roof"), p_roof, 39.5%, 3/4; gradients and the pass after the step
+(∂L/∂E[␣the], dL/dE_2, L after). Each line is written with its right value, computed here
+(Decimal, math, fractions, tests/hand/hand_reference.py's exact forward pass, or the seed
+page's published gradient table), and once with a wrong last digit, which must be wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from decimal import Decimal, getcontext
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from derive.check import Checker
+
+sys.path.insert(0, str(Path(__file__).parent / "hand"))
+import hand_reference as R  # noqa: E402
+from test_check import derivation, exact  # noqa: E402,F401  (the seed case and its independent forward pass)
+
+getcontext().prec = 40
+U5 = [R.text(x / R.sqrt(F(3, 4) + F(1, 100000))) for x in (F(-1, 2), F(-1, 2), F(-1, 2), F(3, 2))]
+# the seed page's table of dL/dE_i, row of ␣the (id 1), and the loss after the step (step 2b)
+GRAD_THE = ["-0.011", "0.011", "0.027", "-0.028"]
+L_AFTER = "0.927"
+
+
+def lines(exact):
+    """(line with the right value, the same line with a wrong value)."""
+    p = R.text(exact["p"]["␣roof"])
+    percent = f"{Decimal(p) * 100:.1f}%"
+    u5 = ", ".join(U5)
+    e24 = f"{Decimal('2.400').exp():.3f}"
+    log2 = f"{-math.log2(0.245):.3f}"
+    rows, column = " & ".join(U5), " \\\\ ".join(U5)
+    right = [
+        "μ₅ = 0.000",
+        f"u₅ = [{u5}]",
+        "\\frac{3}{4} = 0.750",
+        f"\\exp(2.400) = {e24}",
+        f"\\ln(0.395) = {math.log(0.395):.3f}",
+        f"\\sqrt{{0.75}} = {Decimal('0.75').sqrt():.3f}",
+        f"√0.75 = {Decimal('0.75').sqrt():.3f}",
+        "1.732 × −0.816 = " + f"{Decimal('1.732') * Decimal('-0.816'):.3f}".replace("-", "−"),
+        "2 · 3 = 6",
+        f"\\[u_5 = \\begin{{bmatrix}} {rows} \\end{{bmatrix}}\\]",
+        f"\\[u_5 = \\begin{{pmatrix}} {column} \\end{{pmatrix}}\\]",
+        "x5 = [-0.5, -0.5, -0.5, 1.5]",
+        "X[5] = [-0.5, -0.5, -0.5, 1.5]",
+        f'p("␣roof") = {p}',
+        f'p(" roof") = {p}',
+        f"p_roof = {p}",
+        f"p(␣roof) = {percent}",
+        "3/4 = 0.750",
+        f"-log_2(0.245) = {log2}",
+        f"∂L/∂E[␣the] = [{', '.join(GRAD_THE)}]",
+        f"dL/dE_2 = [{', '.join(GRAD_THE)}]",
+        f"L after = {L_AFTER}",
+    ]
+    return [(line, _bumped(line)) for line in right]
+
+
+def _bumped(line: str) -> str:
+    """The line with the last digit of its last number changed (a wrong value)."""
+    last = list(re.finditer(r"\d+(\.\d+)?", line))[-1]
+    digits = last.group(0)
+    return line[:last.start()] + digits[:-1] + str((int(digits[-1]) + 1) % 10) + line[last.end():]
+
+
+def test_each_notation_is_read_and_judged(derivation, exact):
+    assert U5 == ["-0.577", "-0.577", "-0.577", "1.732"]
+    for right, wrong in lines(exact):
+        found = Checker(derivation).check_text(right)
+        assert found and all(v.status in ("correct", "explained") for v in found), (right, [v.message for v in found])
+        found = Checker(derivation).check_text(wrong)
+        assert any(v.status == "wrong" for v in found), (wrong, [(v.status, v.message) for v in found])
+
+
+@pytest.mark.parametrize("text,value", [("39.5%", "0.395"), ("5%", "0.05"), ("100%", "1.00")])
+def test_a_percentage_is_its_fraction_with_its_places(text, value):
+    from derive import mathread
+    from derive.handfile import value_texts
+    assert value_texts(mathread.read(text).exprs[0]) == [value]
