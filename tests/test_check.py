@@ -580,3 +580,36 @@ def test_a_one_letter_piece_is_read_as_in_backticks():
     plain, ticked = woodchuck.check_text("p(a) = 0.185\np(`a`) = 0.185\n")
     assert plain.status != "unreadable", plain.message
     assert (plain.name, plain.status, plain.expected) == (ticked.name, ticked.status, ticked.expected)
+
+
+# ----------------------------------------------------------------------------- exact ties
+@pytest.mark.parametrize("mode", ["half-away", "half-even"])
+def test_check_a_uniform_row_decides_ties_by_the_mode(tmp_path, mode):
+    """Issue 10's acceptance: every score 0 over 8 tokens under the causal mask, so
+    a_{i,1} = 1/i exactly; 1/2 at 0 places, 1/4 at 1 and 1/8 at 2 lie on rounding
+    boundaries. The exact value is written whole, and the mode's tie rule (Python's decimal)
+    decides which written value is correct."""
+    from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+    rows = ", ".join(f"[{t}, 1]" for t in range(8))
+    case = tmp_path / "uniform.toml"
+    case.write_text(f"[input]\nX = [{rows}]\n[model]\nd_model = 2\nheads = 1\n[[blocks]]\n"
+                    "sublayers = [\"attention\"]\nlayernorm = false\nresidual = false\n"
+                    "W_Q = [[0, 0], [0, 0]]\nW_K = \"I\"\nW_V = \"I\"\nW_O = \"I\"\n")
+    rule = ROUND_HALF_UP if mode == "half-away" else ROUND_HALF_EVEN
+    lines, expected = [], []
+    for i, places in ((2, 0), (4, 1), (8, 2)):
+        exact = Decimal(1) / i
+        right = exact.quantize(Decimal(1).scaleb(-places), rounding=rule)
+        step = Decimal(1).scaleb(-places)
+        other = right - step if right > exact else right + step  # the other side of the tie
+        lines += [f"a_{{{i},1}} = {right}", f"a_{{{i},1}} = {other}"]
+        expected += [(str(exact), True), (str(exact), False)]
+    path = tmp_path / "ties.txt"
+    path.write_text("\n".join(lines) + "\n")
+    out = run_cli("check", str(case), str(path), "--format", "json", "--rounding", mode)
+    assert "Traceback" not in out.stderr, out.stderr
+    records = json.loads(out.stdout)
+    assert len(records) == len(lines)
+    for record, (exact, good) in zip(records, expected):
+        assert record["exact"] == [exact], record
+        assert (record["status"] in GOOD) is good, record
