@@ -31,13 +31,15 @@ from flint import ctx, fmpq
 
 from . import formula as F
 from .derivation import Derivation
+from .evaluate import MAX_PREC, START_PREC
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
 from .rounding import Format, format_value
 from .steps import Ref
 
-READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s)
+READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
+# MAX_PREC until every digit the note writes is certified (e^1000 has 435 digits before the point)
 CARRY_MODES = ("exact", "printed")
 
 
@@ -235,8 +237,9 @@ class ByHand:
         self.printed = printed
         self.carry = carry
         self.whole = whole
-        self._raw: dict[int, Value] = {}
         self._givens: dict[int, tuple] = {}
+        self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
+        self._raw: dict[tuple[int, int], Value] = {}
         self._chain: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ reader inputs
@@ -287,11 +290,12 @@ class ByHand:
         return self.printed[Ref("before", node_id)].replace("\u2212", "-")
 
     def _raw_value(self, node_id: int) -> Value:
-        if node_id not in self._raw:
+        key = (self._prec, node_id)
+        if key not in self._raw:
             node = self.graph.nodes[node_id]
-            with ctx.workprec(READER_PREC):
-                self._raw[node_id] = node.op.eval([self._input(p)[0] for p in node.parents])
-        return self._raw[node_id]
+            with ctx.workprec(self._prec):
+                self._raw[key] = node.op.eval([self._input(p)[0] for p in node.parents])
+        return self._raw[key]
 
     def _value_expr(self, v: Value) -> sympy.Expr:
         """A reader's result as a formula's number (see :meth:`_value_text`)."""
@@ -311,15 +315,34 @@ class ByHand:
         return self._digits(v)
 
     def _digits(self, v: Value) -> str:
-        """The value with two more places than printed, cut (not rounded), and an ellipsis."""
+        """The value with two more places than printed, cut (not rounded), and an ellipsis;
+        every digit certified by the ball.
+
+        Raises:
+            NeedPrecision: the ball decides neither the cut nor the nearest value at those
+                places (evaluate again at a higher precision).
+        """
         places = (self.fmt.places if self.fmt.places is not None else self.fmt.sig) + 2
-        with ctx.workprec(READER_PREC):
-            text = format_value(v, Format(places=places, mode="down"))
-            if text is None:  # a ball on a boundary of the cut (-log2 0.5 = 1): its midpoint's digits
-                text = format_value(v.mid(), Format(places=places, mode="half-even"))
+        text = format_value(v, Format(places=places, mode="down"))
+        if text is None:  # a ball on a boundary of the cut (-log2 0.5 = 1): the nearest value there
+            text = format_value(v, Format(places=places, mode="half-even"))
+        if text is None:
+            raise NeedPrecision
         if is_exact(v) and Fraction(text) == Fraction(int(v.p), int(v.q)):
             return exact_text(Fraction(int(v.p), int(v.q)))
-        return (text or "?") + "\u2026"
+        return text + "\u2026"
+
+    def _exact_digits(self, ref: Ref) -> str | None:
+        """:meth:`_digits` of the exact value, evaluated at a higher precision until every
+        digit is certified; None when none up to MAX_PREC does."""
+        prec = START_PREC
+        while True:
+            try:
+                return self._digits(self.derivation.value(ref, prec))
+            except NeedPrecision:
+                if prec >= MAX_PREC:
+                    return None
+                prec *= 2
 
     # ------------------------------------------------------------------ readings
     def reading(self, ref: Ref) -> Reading | None:
@@ -331,15 +354,30 @@ class ByHand:
             return self._sgd_reading(ref)
         if ref.phase != "before":
             return None
-        node = self.graph.nodes[ref.id]
-        if node.op is None:
+        if self.graph.nodes[ref.id].op is None:
             return None
-        try:
-            parts = [self._input(p) for p in node.parents]
-            with ctx.workprec(READER_PREC):
-                value = node.op.eval([v for v, _ in parts])
-        except (Undefined, NeedPrecision):
-            return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
+        self._prec = READER_PREC
+        while True:  # the reader's precision doubles until every digit the note writes is certain
+            try:
+                return self._forward_reading(ref)
+            except Undefined:
+                return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
+            except NeedPrecision:
+                if self._prec >= MAX_PREC:
+                    return None  # no certified digits to write
+                self._prec *= 2
+
+    def _forward_reading(self, ref: Ref) -> Reading | None:
+        """:meth:`reading` of a forward quantity at the reader's precision ``self._prec``.
+
+        Raises:
+            NeedPrecision: a digit the note would write is not certified at this precision.
+            Undefined: the step is undefined from the printed inputs.
+        """
+        node = self.graph.nodes[ref.id]
+        parts = [self._input(p) for p in node.parents]
+        with ctx.workprec(self._prec):
+            value = node.op.eval([v for v, _ in parts])
         chain = [node.op.hand([e for _, e in parts])]
         if isinstance(node.op, Dot):
             n = len(parts) // 2
@@ -369,14 +407,23 @@ class ByHand:
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
                             formula, fmpq(value.numerator, value.denominator), "" if moved else still)
 
-    def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value, remark: str = "") -> Reading:
-        with ctx.workprec(READER_PREC):
-            reader = format_value(value, self.fmt)
+    def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
+                remark: str = "") -> Reading | None:
+        """The Reading, or None when the exact value's digits cannot be certified.
+
+        Raises:
+            NeedPrecision: the reader's value does not decide its rounding at ``self._prec``.
+        """
+        reader = format_value(value, self.fmt)
+        if reader is None:
+            raise NeedPrecision
         correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
-        exact_value = self.derivation.value(ref)
+        exact_digits = self._exact_digits(ref)
+        if exact_digits is None or not is_number(correct):
+            return None
         tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
-        return Reading(ref, quantity, sources, formula, (reader or "undecided").replace("-", self.fmt.minus),
-                       correct, self._digits(exact_value), tie, value, remark)
+        return Reading(ref, quantity, sources, formula, reader.replace("-", self.fmt.minus),
+                       correct, exact_digits, tie, value, remark)
 
     def readings(self, refs) -> list[Reading]:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
@@ -420,27 +467,49 @@ class ByHand:
     # ------------------------------------------------------------------ carry printed
     def chain(self) -> dict[int, str]:
         """``carry = printed``: every named quantity recomputed from its inputs' chain
-        values and rounded, in order; returns its printed text by node id."""
-        if self._chain is None:
-            self._chain = {}
-            values: dict[int, Value] = {}
-            with ctx.workprec(READER_PREC):
-                for i, node in enumerate(self.graph.nodes):
-                    if node.op is None:
-                        values[i] = self._given(i)[0]  # a weight as printed
-                        continue
-                    try:
-                        v = node.op.eval([values[p] for p in node.parents])
-                    except (Undefined, NeedPrecision):  # undefined from printed values:
-                        v = self.derivation.value(Ref("before", i))  # carry the exact value
-                    if node.meta.symbol:
-                        text = format_value(v, self.fmt) or self.derivation.decimal(Ref("before", i), self.fmt)
-                        self._chain[i] = text
-                        if is_number(text):  # an undecided digit is carried unrounded
-                            q = printed_fraction(text)
-                            v = fmpq(q.numerator, q.denominator)
-                    values[i] = v
+        values and rounded, in order; returns its printed text by node id. The chain is
+        recomputed at a doubled precision while a rounding is undecided (up to MAX_PREC;
+        past it, the exact value's text stands for that digit)."""
+        prec = READER_PREC
+        while self._chain is None:
+            try:
+                self._chain = self._chain_at(prec, last=prec >= MAX_PREC)
+            except NeedPrecision:
+                prec *= 2
         return self._chain
+
+    def _chain_at(self, prec: int, last: bool) -> dict[int, str]:
+        """:meth:`chain` at ``prec`` bits.
+
+        Raises:
+            NeedPrecision: a rounding is undecided at ``prec`` (unless ``last``).
+        """
+        chain: dict[int, str] = {}
+        values: dict[int, Value] = {}
+        with ctx.workprec(prec):
+            for i, node in enumerate(self.graph.nodes):
+                if node.op is None:
+                    values[i] = self._given(i)[0]  # a weight as printed
+                    continue
+                try:
+                    v = node.op.eval([values[p] for p in node.parents])
+                except NeedPrecision:
+                    if not last:
+                        raise
+                    v = self.derivation.value(Ref("before", i))  # carry the exact value
+                except Undefined:  # undefined from printed values: carry the exact value
+                    v = self.derivation.value(Ref("before", i))
+                if node.meta.symbol:
+                    text = format_value(v, self.fmt)
+                    if text is None and not last:
+                        raise NeedPrecision
+                    text = text or self.derivation.decimal(Ref("before", i), self.fmt)
+                    chain[i] = text
+                    if is_number(text):  # an undecided digit is carried unrounded
+                        q = printed_fraction(text)
+                        v = fmpq(q.numerator, q.denominator)
+                values[i] = v
+        return chain
 
     def carried(self, ref: Ref) -> str:
         """The text a student working from printed values writes for ``ref`` (carry =

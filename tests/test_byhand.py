@@ -354,3 +354,53 @@ def test_carry_printed_cli(exact):
     assert "carried from the printed values" in out.stdout
     exact_out = run_cli("run", "cat-climbed", "--step", "logits")
     assert "carried from the printed values" not in exact_out.stdout
+
+
+# ----------------------------------------------------------------------------- huge magnitudes
+def _all_notes(case_path) -> list[str]:
+    """Every note derive writes for a case at 3 places, in the plain notation."""
+    from derive.cells import step_refs
+    d = derive(load_case(str(case_path)))
+    printer = Printer(d, Format(places=3))
+    return [n.text for s in d.steps for n in printer.notes(step_refs(s))]
+
+
+def test_e_to_the_1000_from_an_exact_input_has_no_note(tmp_path):
+    """The reader's input 1000 is the given logit itself: their e^1000 is the exact one
+    (435 digits before the point), so no note; never 'rounds to undecided'."""
+    case = tmp_path / "big.toml"
+    case.write_text('name = "big"\n[vocab]\npieces = ["0", "1"]\n[input]\nlogits = [0, 1000]\n'
+                    '[prompt]\ntarget = "1"\n')
+    assert _all_notes(case) == []
+    out = run_cli("run", str(case))
+    assert out.returncode == 0, out.stderr
+    assert "from the printed inputs" not in out.stdout and "undecided" not in out.stdout
+
+
+def test_a_note_on_a_value_near_1e300_has_every_digit_right(tmp_path):
+    """o_2 = a_{2,1} v_1 + a_{2,2} v_2 with v = 10^300 e_i: the reader multiplies the printed
+    a_{2,1} = 0.330 by 10^300 (exact); the exact value a_{2,1} 10^300, with
+    a_{2,1} = 1 / (1 + e^(1/sqrt 2)) (mpmath, 400 digits), has 300 digits before the point,
+    every one of them in the note (a ball at the starting precision gives about 39)."""
+    import mpmath
+    case = tmp_path / "bigv.toml"
+    case.write_text('name = "bigv"\n[input]\nQ = [[1, 0], [0, 1]]\nK = [[1, 0], [1, 1]]\n'
+                    'V = [[1e300, 0], [0, 1e300]]\n')
+    notes = [n for n in _all_notes(case) if n.startswith("o_2^(1)[1]")]
+    assert len(notes) == 1
+    with mpmath.workdps(400):
+        a21 = 1 / (1 + mpmath.e ** (1 / mpmath.sqrt(2)))
+        scaled = a21 * mpmath.mpf(10) ** 305
+        cut5 = int(mpmath.floor(scaled))
+        near3 = int(mpmath.nint(a21 * mpmath.mpf(10) ** 303))
+    printed_a = F(int(mpmath.nint(a21 * 1000)), 1000)
+    assert printed_a == F("0.330")
+    reader = printed_a * 10 ** 300
+    exact_digits = f"{str(cut5)[:-5]}.{str(cut5)[-5:]}\u2026"
+    rounded = f"{str(near3)[:-3]}.{str(near3)[-3:]}"
+    assert len(str(cut5)[:-5]) == 300
+    note = notes[0]
+    assert f"which rounds to {reader}.000" in note
+    assert f"the exact value {exact_digits} rounds to {rounded}." in note
+    assert "undecided" not in note
+
