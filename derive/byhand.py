@@ -438,13 +438,14 @@ class ByHand:
         """Softmax rows (attention weights a_{i,.} of one head, or p) all printed in
         ``refs`` whose printed values do not add up to 1."""
         groups: dict[tuple, list[Ref]] = {}
+        sizes = self._row_sizes()
         for ref in dict.fromkeys(refs):
             meta = self.derivation.meta(ref)
             if ref.phase in ("before", "after") and meta.symbol in ("a", "p"):
                 groups.setdefault((ref.phase, meta.symbol, meta.block, meta.head, meta.position), []).append(ref)
         notes = []
         for (phase, symbol, block, head, position), members in groups.items():
-            if len(members) != self._row_size(symbol):
+            if len(members) != sizes[(symbol, block, head, position)]:
                 continue
             terms = [self.carried(r).replace("\u2212", "-") for r in members]
             if not all(is_number(t) for t in terms):
@@ -461,8 +462,17 @@ class ByHand:
                 notes.append(SumNote(row, where, members, terms, exact_text(total)))
         return notes
 
-    def _row_size(self, symbol: str) -> int:
-        return len(self.derivation.case.pieces) if symbol == "p" else len(self.derivation.case.ids)
+    def _row_sizes(self) -> dict[tuple, int]:
+        """The number of entries of each softmax row in the graph, by (symbol, block, head,
+        position): the keys of an attention row (masked ones included, whether the case
+        starts from a prompt, from X or from Q, K, V), the pieces of a p row."""
+        sizes: dict[tuple, int] = {}
+        for node in self.graph.nodes:
+            m = node.meta
+            if m.symbol in ("a", "p"):
+                key = (m.symbol, m.block, m.head, m.position)
+                sizes[key] = sizes.get(key, 0) + 1
+        return sizes
 
     # ------------------------------------------------------------------ carry printed
     def chain(self) -> dict[int, str]:

@@ -404,3 +404,42 @@ def test_a_note_on_a_value_near_1e300_has_every_digit_right(tmp_path):
     assert f"the exact value {exact_digits} rounds to {rounded}." in note
     assert "undecided" not in note
 
+
+# ----------------------------------------------------------------------------- sums of given Q, K, V rows
+def _half_away(q: F, places: int) -> F:
+    """q rounded half away from zero to ``places`` (the test's own rounding)."""
+    scaled = abs(q) * 10 ** places
+    n = int(scaled + F(1, 2)) if scaled.denominator != 1 else int(scaled)
+    return (n if q >= 0 else -n) / F(10 ** places)
+
+
+@pytest.mark.parametrize("places", [1, 0])
+@pytest.mark.parametrize("mask", [None, "window"])
+def test_given_qkv_softmax_rows_get_the_sum_note(tmp_path, places, mask):
+    """Q = K = 0 over 8 tokens: row i gives each visible key 1/(number visible) (causal:
+    i keys; a given window of 3: min(i, 3)); every row whose rounded weights do not add up
+    to 1 gets a note, the others none (was: none at all without a prompt)."""
+    T = 8
+    visible = [[1 if (j <= i and (mask is None or i - j < 3)) else 0 for j in range(T)] for i in range(T)]
+    lines = ['name = "qk0"', "[input]", f"Q = {[[0]] * T}", f"K = {[[0]] * T}", f"V = {[[i + 1] for i in range(T)]}"]
+    if mask:
+        lines += ["[conventions]", f"mask = {visible}"]
+    case = tmp_path / "qk0.toml"
+    case.write_text("\n".join(lines) + "\n")
+    d = derive(load_case(str(case)))
+    printer = Printer(d, Format(places=places))
+    refs = [r for t in step(d, "attention").tables for r in table_refs(t)]
+    found = {n.text.split(" of head")[0] for n in printer.notes(refs) if len(n.refs) > 1}
+    expected = set()
+    for i, row in enumerate(visible, start=1):
+        weights = [F(v, sum(row)) for v in row]
+        total = sum(_half_away(w, places) for w in weights)
+        if total != 1:
+            expected.add(f"a_{{{i},j}}")
+    assert expected and found == expected
+    if places == 1 and mask is None:
+        out = run_cli("run", str(case), "--step", "attention", "--places", "1")
+        assert out.returncode == 0, out.stderr
+        assert "0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 = 0.8, not 1" in out.stdout
+        assert "0.3 + 0.3 + 0.3 + 0.0 + 0.0 + 0.0 + 0.0 + 0.0 = 0.9, not 1" in out.stdout
+
