@@ -122,8 +122,8 @@ class Reading:
 
 @dataclass
 class SumNote:
-    """A softmax row whose printed weights do not add up to 1: ``row`` names it (a_{5,j},
-    or p) and ``where`` says which head (and block), in words."""
+    """A softmax row whose printed weights (attention) or probabilities (p) do not add up
+    to 1: ``row`` names it (a_{5,j}, or p) and ``where`` says which head (and block), in words."""
 
     row: Name
     where: str
@@ -138,7 +138,8 @@ class SumNote:
 
     def note_parts(self) -> RichText:
         """The note as rich text: the printed terms and their sum."""
-        return [self.row, self.where, ": the printed weights add up to ",
+        what = "probabilities" if self.row.fields.symbol == "p" else "weights"
+        return [self.row, self.where, f": the printed {what} add up to ",
                 F.Chain(F.Terms(*[F.Dec(t) for t in self.terms]), F.Dec(self.total)),
                 ", not 1: each is rounded on its own."]
 

@@ -82,7 +82,8 @@ TEXT: /\\text\{[^{}]*\}/
 """
 
 GREEK = {"\u03bc": "mu", "\u03c3": "sigma", "\u03b7": "eta", "\u03b8": "theta", "\u03b3": "gamma", "\u03b2": "beta",
-         "\u03b5": "epsilon", "varepsilon": "epsilon", "\u2113": "ell"}
+         "\u03b5": "epsilon", "varepsilon": "epsilon", "\u2113": "ell",
+         "l": "ell"}  # the plain notation writes the loss of one row l_t (printing.PLAIN)
 TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE,
               **{spelled: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")}}
 LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'

@@ -44,6 +44,7 @@ from .name import PAIR_INDEXED, SPACE, Name, Piece, texttt
 TARGETS = ("latex", "katex")
 GREEK = {"mu": "\u03bc", "sigma": "\u03c3", "eta": "\u03b7", "theta": "\u03b8", "gamma": "\u03b3",
          "beta": "\u03b2", "epsilon": "\u03b5", "ell": "\u2113"}
+PLAIN = {"ell": "l"}  # the plain notation's ASCII letter, as the loss table's header l_t and its words
 UPRIGHT = ("attn", "PE")  # words printed upright in LaTeX
 TILDED = {"q_rot": "q", "k_rot": "k"}  # a query or key turned by its position: q~ (RoFormer's R q)
 # precedence of the formula nodes (higher binds tighter)
@@ -192,7 +193,7 @@ class TextPrinter(_Formulas, StrPrinter):
     _argmax = "argmax"
 
     def _base(self, symbol: str) -> str:
-        return symbol
+        return PLAIN.get(symbol, symbol)
 
     def _tilde(self, letter: str) -> str:
         return letter + "~"

@@ -112,7 +112,7 @@ def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
                 "moves nothing, and the pass after it is the pass before.")
     one = len(moved) == 1
     return (f"Only {_listed(moved)} {'is' if one else 'are'} trained (conventions.trained): "
-            f"{'it moves' if one else 'they move'} against {'its' if one else 'their'} derivative, {rule}; "
+            f"{'it moves' if one else 'they move'} against {'its derivative' if one else 'their derivatives'}, {rule}; "
             f"every other {what} keeps its value.")
 
 

@@ -443,3 +443,46 @@ def test_given_qkv_softmax_rows_get_the_sum_note(tmp_path, places, mask):
         assert "0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 + 0.1 = 0.8, not 1" in out.stdout
         assert "0.3 + 0.3 + 0.3 + 0.0 + 0.0 + 0.0 + 0.0 + 0.0 = 0.9, not 1" in out.stdout
 
+
+# ----------------------------------------------------------------------------- wording of the notes
+def test_probability_sum_note_says_probabilities(tmp_path):
+    """Logits (0, 0, 0): p = 1/3 each (fractions), printed 0.333 three times, which add up
+    to 0.999: the note calls them probabilities (they are not attention weights)."""
+    case = tmp_path / "thirds.toml"
+    case.write_text('name = "thirds"\n[vocab]\npieces = ["a", "b", "c"]\n[input]\nlogits = [0, 0, 0]\n'
+                    '[prompt]\ntarget = "b"\n')
+    printed_p = _half_away(F(1, 3), 3)
+    total = 3 * printed_p
+    assert total != 1
+    out = run_cli("run", str(case))
+    assert out.returncode == 0, out.stderr
+    terms = " + ".join([dec(printed_p)] * 3)
+    assert f"the printed probabilities add up to {terms} = {dec(total)}, not 1" in out.stdout
+    assert "printed weights" not in out.stdout
+
+
+def test_loss_of_one_row_is_named_as_its_header(tmp_path):
+    """loss = "mean": the table's column is headed l_t, so the plain notes name l_2, l_3, ...
+    (were ell_2 under the header l_t)."""
+    from derive.name import Name
+    from derive.printing import text
+    assert text(Name("ell", position=2)) == "l_2"
+    source = Path(__file__).parent.parent / "cases" / "cat-climbed.toml"
+    case = tmp_path / "mean.toml"
+    case.write_text(source.read_text().replace("[conventions]", '[conventions]\nloss = "mean"', 1))
+    d = derive(load_case(str(case)))
+    assert "l_t" in step(d, "loss").tables[0].columns
+    out = run_cli("run", str(case), "--step", "loss", "--places", "2")
+    assert out.returncode == 0, out.stderr
+    assert "ell" not in out.stdout and re.search(r"\bl_\d: from the printed inputs", out.stdout)
+
+
+def test_sgd_words_plural_derivatives(tmp_path):
+    """Two trained weights: 'they move against their derivatives'; one: 'its derivative'."""
+    source = (Path(__file__).parent.parent / "cases" / "cat-climbed.toml").read_text()
+    for trained, words in ((' ["E", "W_U"]', "they move against their derivatives,"),
+                           (' ["E"]', "it moves against its derivative,")):
+        case = tmp_path / "trained.toml"
+        case.write_text(source.replace('trained = ["E"]', "trained =" + trained, 1))
+        d = derive(load_case(str(case)))
+        assert words in step(d, "sgd").words

@@ -22,7 +22,7 @@ from the case's TOML (read here with tomllib and Fraction, not by derive). What 
   and back; Q, K, V: the columns each head reads; attention: the scale; tokens: the longest
   match gives the ids, or the words say the ids are given;
 - notes: "the exact value D… rounds to R" (R is the quantity's JSON decimal and D its
-  value's digits, cut), "the printed weights add up to S, not 1" (S is the sum written);
+  value's digits, cut), "the printed weights (probabilities) add up to S, not 1" (S is the sum written);
 - plurals: no "1 rows", "1 numbers", "1 entries" anywhere.
 
 The quick set is the bundled cases but crane and a few seeded random cases (tests/
@@ -356,7 +356,7 @@ def longest_match(text: str, pieces: list[str]) -> list[int] | None:
 NOTE = re.compile(r"^ +\S+ (.+?)(?: after the step)?: from the printed inputs, .*; the exact value (\S+?)(\u2026?) "
                   r"rounds to (\S+?)\.$")
 STILL_NOTE = re.compile(r"^ +\S+ (.+?) after the step: from the printed inputs, \S+ \((not trained|derivative 0)\)")
-SUM_NOTE = re.compile(r"the printed weights add up to (.+) = (\S+), not 1: each is rounded on its own\.$")
+SUM_NOTE = re.compile(r"the printed (?:weights|probabilities) add up to (.+) = (\S+), not 1: each is rounded on its own\.$")
 
 
 def check_notes(case: str) -> int:
