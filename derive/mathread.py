@@ -482,6 +482,8 @@ def _attach(node, script):
         if kind == "^":
             return Bin("^", node, content)
         raise _NotMath(f"a number cannot carry {kind}")
+    if isinstance(node, Paren) and len(node.items) == 1 and isinstance(node.items[0], Sym) and kind == "_":
+        return _attach(node.items[0], script)  # (W_O)_{1,1}: an entry of the weight W_O
     if isinstance(node, Sym):
         if kind == "'":
             if node.scripts:  # u_5' is u'_5

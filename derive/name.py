@@ -17,7 +17,7 @@ A :class:`Name` is a SymPy symbol that carries the fields a reader reads in a na
     norm      which norm a statistic (mu, sigma, rms) belongs to: None for the one before
               attention (mu_5; the graph's ``ln1``), ``ln2`` (mu'_5), ``final`` (mu^f_5)
     after     the value after the SGD step
-    param     a trainable weight (its entries are written E_{2,1}, W_Q_{1,3})
+    param     a trainable weight (its entries are written E_{2,1}, (W_Q)_{1,3})
     grad      dL/d(the quantity)
 
 Two Names are equal when their fields are (SymPy compares them by

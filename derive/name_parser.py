@@ -37,6 +37,7 @@ GRAMMAR = r"""
       | name WEIGHT1 index?                     -> hidden
       | "(" name WEIGHT1 ")" index?             -> hidden
       | "{" name "}" subscript                  -> entry
+      | "(" name ")" subscript                  -> entry
 
 exp_name: "e" "^" name
         | "e" "^" "{" name "}"
@@ -186,9 +187,9 @@ class _ToName(Transformer):
 
     def entry(self, matrix, subscript):
         values = subscript[1]
-        if not matrix.fields.param or matrix.fields.position is not None or len(values) != 2:
-            raise NotAName(f"{{{matrix}}}_{{...}} names an entry of a weight matrix: two subscripts")
-        return matrix.but(position=values[0], index=values[1])
+        if not matrix.fields.param or matrix.fields.position is not None or len(values) not in (1, 2):
+            raise NotAName(f"({matrix})_{{...}} names a row or an entry of a weight: one or two subscripts")
+        return matrix.but(position=values[0], index=values[1] if len(values) == 2 else None)
 
     def after(self, thing, _words):
         return thing.but(after=True)

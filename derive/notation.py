@@ -51,6 +51,7 @@ TOKEN = re.compile(
     r"|(?P<name>[A-Za-z]+(?P<tilde>~?)(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
     r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
     r"|(?P<dot>(?<=\s)\.(?=\s))"
+    r"|(?P<script>(?<=\))" + SCRIPT + ")"  # (W_O)_{1,1}: an entry of a bracketed weight
     r"|(?P<space>\s+)"
     r"|(?P<char>.)")
 NUMBER = re.compile(r"^[-\u2212]?\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?$")
@@ -228,6 +229,13 @@ def _append(out: list, kind: str, text: str) -> None:
         out.append((kind, text))
 
 
+def unmarked(text: str) -> str:
+    """Running text or a label for a terminal: each backtick-marked vocabulary piece
+    without its marks (``L = -ln p(`␣roof`)`` -> ``L = -ln p(␣roof)``); text with an odd
+    number of backticks as it is (as :func:`spans` reads it)."""
+    return "".join(part for _, part in _pieces(text))
+
+
 def _pieces(text: str) -> list[tuple[str, str]]:
     """Prose with backtick pieces split out."""
     out = []
@@ -272,7 +280,7 @@ class _Tex:
         i = 0
         while i < len(tokens):
             m = tokens[i]
-            kind = next(k for k in ("piece", "partial", "number", "name", "symbol", "dot", "space", "char")
+            kind = next(k for k in ("piece", "partial", "number", "name", "symbol", "dot", "script", "space", "char")
                         if m.group(k) is not None)
             if kind == "name" and m.group("name") in OPERATORS and i + 1 < len(tokens) and tokens[i + 1].group() == "(":
                 inner, i = self._group(text, tokens, i + 1)
@@ -316,6 +324,9 @@ class _Tex:
             return SYMBOLS[t]
         if kind == "dot":
             return r"\cdot"
+        if kind == "script":
+            body = t[2:-1] if t[1] == "{" else t[1:]
+            return t[0] + "{" + self.formula(body) + "}"
         if kind == "space":  # kept between a word and a name, a number or a bracket
             around = [tokens[j] for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
             words = [t for t in around if t.group("name") and symbol_tex(_base(t.group())).startswith(r"\text")]
@@ -332,8 +343,8 @@ class _Tex:
             mark, body = script[0], script[1:]
             if body.startswith("{") and body.endswith("}"):
                 body = body[1:-1]
-            if mark in marks:  # W_O_{1,1}: the entry of W_O, not a double subscript
-                out, marks = "{" + out + "}", ""
+            if mark in marks:  # W_O_{1,1}: the entry (W_O)_{1,1}, not a double subscript
+                out, marks = "(" + out + ")", ""
             out += mark + "{" + self.formula(body) + "}"
             marks += mark
         if index:

@@ -33,6 +33,8 @@ spelled: ``latex`` (pdflatex, T1 fonts: ``\\textvisiblespace``) and ``katex``
 
 from __future__ import annotations
 
+import re
+
 import sympy
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
@@ -45,6 +47,7 @@ TARGETS = ("latex", "katex")
 GREEK = {"mu": "\u03bc", "sigma": "\u03c3", "eta": "\u03b7", "theta": "\u03b8", "gamma": "\u03b3",
          "beta": "\u03b2", "epsilon": "\u03b5", "ell": "\u2113"}
 PLAIN = {"ell": "l"}  # the plain notation's ASCII letter, as the loss table's header l_t and its words
+OWN_SUBSCRIPT = re.compile(r"[A-Za-z]_")  # a weight named with a subscript: W_Q, W_1, b_O
 UPRIGHT = ("attn", "PE")  # words printed upright in LaTeX
 TILDED = {"q_rot": "q", "k_rot": "k"}  # a query or key turned by its position: q~ (RoFormer's R q)
 # precedence of the formula nodes (higher binds tighter)
@@ -176,11 +179,16 @@ class _Formulas:
         return out + (f"[{f.index}]" if f.index is not None else "")
 
     def _param(self, name: Name) -> str:
+        """A weight (``W_Q``), a row of it (``E_3``) or an entry (``E_{3,1}``): a weight
+        whose own name has a subscript is bracketed first (``(W_Q)_{1,3}``, ``(b_O)_3``),
+        so its entry's subscript does not run into the name's (``W_{Q1,3}``)."""
         f = name.fields
         base = self._base(f.symbol)
-        if f.index is not None:
-            return self._entry(base, f"{f.position},{f.index}")
-        return base + (self._sub(str(f.position)) if f.position is not None else "")
+        if f.position is None:
+            return base
+        if OWN_SUBSCRIPT.match(f.symbol):
+            base = self._paren(base)
+        return base + self._sub(str(f.position) if f.index is None else f"{f.position},{f.index}")
 
 
 class TextPrinter(_Formulas, StrPrinter):
@@ -207,8 +215,6 @@ class TextPrinter(_Formulas, StrPrinter):
     def _sub(self, body: str) -> str:
         return f"_{{{body}}}" if "," in body else f"_{body}"
 
-    def _entry(self, base: str, body: str) -> str:
-        return f"{base}_{{{body}}}"
 
     def _piece_sub(self, piece: str) -> str:
         return "_" + piece
@@ -353,8 +359,6 @@ class TexPrinter(_Formulas, LatexPrinter):
     def _sub(self, body: str) -> str:
         return "_{" + body + "}"
 
-    def _entry(self, base: str, body: str) -> str:
-        return ("{" + base + "}" if "_" in base else base) + "_{" + body + "}"
 
     def _piece_sub(self, piece: str) -> str:
         return "_{" + piece + "}"

@@ -44,6 +44,11 @@ STANDALONE = r"""\documentclass[11pt]{article}
 \end{document}
 """
 
+# The counter a step's \label refers to (\subsection* steps none): set to the step's number
+# before its label, so \ref prints "Step N"'s N. Defined once in a book that \inputs several
+# fragments.
+STEP_COUNTER = r"\ifcsname c@derivestep\endcsname\else\newcounter{derivestep}\fi"
+
 # Characters of running text that pdflatex (T1, utf8) needs spelled out.
 TEXT_ESCAPES = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%", "#": r"\#",
@@ -170,31 +175,36 @@ def uniform(layout: VectorLayout) -> VectorLayout:
                    widths=(max(layout.widths),) * size)
 
 
-def padded_entry(n: Number, layout: VectorLayout, i: int) -> str:
-    """Entry ``i`` of a vector as math, padded with spaces to the column's layout so the
-    points of a column line up: a missing minus sign, digits, point and mark letters."""
+def padded_entry(n: Number, layout: VectorLayout, i: int) -> tuple[str, str]:
+    """Entry ``i`` of a vector as math and the space that follows it, padded to the
+    column's layout so the points of a column line up: before the number, a missing
+    minus sign and digits; after it (the second string, set after the comma that follows
+    the entry, which stays attached to its number), missing point, digits and mark."""
     m = NUMBER_PARTS.match(n.text)
     mark = r"^{\mathrm{" + n.mark + "}}" if n.mark else ""
     if not m or m.group(5):  # undecided, or an exponent: as it is
-        return number_tex(n.text) + mark
+        return number_tex(n.text) + mark, ""
     left = (MINUS_SPACE if layout.signs[i] and not m.group(1) else "") + DIGIT_SPACE * (layout.ints[i] - len(m.group(2)))
     decimals = len(m.group(3) or "")
     right = DIGIT_SPACE * (layout.decimals[i] - decimals)
     if layout.decimals[i] and m.group(3) is None:
         right = POINT_SPACE + right
-    return left + n.text + mark + right + MARK_SPACE * (layout.marks[i] - len(n.mark))
+    return left + n.text + mark, right + MARK_SPACE * (layout.marks[i] - len(n.mark))
 
 
 def vector_tex(numbers: list[Number], layout: VectorLayout) -> str:
-    """A vector cell: ``$[a, b, c]$`` with its entries padded (:func:`padded_entry`); with
-    more entries than ``layout.per_line``, one ``$...$`` per line joined by spaces (the
-    column is just wide enough for one line, so TeX breaks there), each further line
-    indented by the bracket's width."""
+    """A vector cell: ``$[a, b, c]$`` with its entries padded (:func:`padded_entry`, each
+    entry's trailing space after its comma, or after the closing bracket); with more
+    entries than ``layout.per_line``, one ``$...$`` per line joined by spaces (the column
+    is just wide enough for one line, so TeX breaks there), each further line indented
+    by the bracket's width."""
     entries = [padded_entry(n, layout, i) for i, n in enumerate(numbers)]
     per = layout.per_line or len(entries)
-    lines = [", ".join(entries[i:i + per]) for i in range(0, len(entries), per)]
-    return " ".join(("$[" if k == 0 else "$\\;") + line + ("]$" if k == len(lines) - 1 else ",$")
-                    for k, line in enumerate(lines))
+    last = len(entries) - 1
+    lines = ["".join(entry + ("]" if k == last else ",") + pad + (" " if k % per != per - 1 and k != last else "")
+                     for k, (entry, pad) in enumerate(entries[i:i + per], i))
+             for i in range(0, len(entries), per)]
+    return " ".join(("$[" if k == 0 else "$\\;") + line + "$" for k, line in enumerate(lines))
 
 
 def tex_width(tex: str) -> float:
@@ -320,7 +330,7 @@ class LatexRenderer(DocumentRenderer):
 
     def document(self, views: list[StepView], standalone: bool) -> str:
         title, opening = self.heading()
-        body = "\n\n".join(self.step(v) for v in views)
+        body = "\n\n".join([STEP_COUNTER] + [self.step(v) for v in views])
         if not standalone:
             needs = "\n".join("% " + line for line in PACKAGES.splitlines())
             sizes = "\n".join("%   " + line for line in SIZES.splitlines())
@@ -332,7 +342,9 @@ class LatexRenderer(DocumentRenderer):
         return STANDALONE % {"packages": PACKAGES, "sizes": SIZES, "body": head + body}
 
     def step_frame(self, view: StepView, body: list[str]) -> str:
-        heading = f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}\\label{{{self.step_label(view)}}}"
+        heading = (f"\\subsection*{{Step {view.number}. {self.text(view.words.title)}}}"
+                   f"\\setcounter{{derivestep}}{{{view.number - 1}}}\\refstepcounter{{derivestep}}"
+                   f"\\label{{{self.step_label(view)}}}")
         return "\n\n".join([heading] + body)
 
     def step_label(self, view: StepView) -> str:

@@ -136,11 +136,15 @@ class MarkdownRenderer(DocumentRenderer):
 
     def piece(self, piece: str) -> str:
         """A piece as a code span (Markdown shows HTML in it as text); in a table cell its
-        ``|`` is written ``\\|``, which GitHub's tables read as a pipe inside the cell."""
-        fence = "``" if "`" in piece else "`"
+        ``|`` is written ``\\|``, which GitHub's tables read as a pipe inside the cell.
+        A piece with backticks is fenced by a longer run of them, and padded with a space
+        each side when it starts or ends with a backtick (or with spaces), which
+        CommonMark strips (spec 0.31, 6.1 Code spans): ```x``` is ``` `` `x` `` ```."""
+        fence = "`" * (max(map(len, re.findall("`+", piece)), default=0) + 1)
+        pad = " " if piece[:1] == "`" or piece[-1:] == "`" or piece[:1] == piece[-1:] == " " else ""
         if self.in_table:
             piece = piece.replace("|", "\\|")
-        return f"{fence}{piece}{fence}"
+        return f"{fence}{pad}{piece}{pad}{fence}"
 
     def mark(self, mark: str) -> str:
         return f"<sup>{mark}</sup>"

@@ -12,6 +12,7 @@ from .case import Case
 from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
 from .generate import Generated, quoted
+from .notation import unmarked
 from .printing import counted, plain_label
 from .rounding import Format
 from .steps import Ref, Step
@@ -24,7 +25,7 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
     numbers = {id(s): n for n, s in enumerate(derivation.steps, 1)}
     for step in steps:
         parts.append(Text(f"\nStep {numbers.get(id(step), '')}. {step.title}", style="bold"))
-        parts.append(Text(step.words))
+        parts.append(Text(unmarked(step.words)))
         for table in step.tables:
             notes = printer.notes(table_refs(table))
             marks = _marks(notes)
@@ -36,7 +37,7 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
         notes = printer.notes(eq_refs)
         marks = _marks(notes)
         for eq in step.equations:
-            parts.append(Text(f"{plain_label(eq.lhs)} = {printer.cell(eq.rhs, marks=marks)}"))
+            parts.append(Text(f"{unmarked(plain_label(eq.lhs))} = {printer.cell(eq.rhs, marks=marks)}"))
         parts += _note_lines(notes)
         if exact and step.equations:
             parts.append(_exact_lines(derivation, eq_refs))

@@ -153,7 +153,8 @@ def after_step(case: Case, outputs: dict) -> Step:
     if len(targets) == 1:
         (t, target), = targets.items()
         piece, p = case.pieces[target], outputs["rows"][t]["p"][target]
-        equations = [Equation(f"p({piece}) before", Ref("before", p)), Equation(f"p({piece}) after", Ref("after", p))]
+        equations = [Equation(f"p(`{piece}`) before", Ref("before", p)),
+                     Equation(f"p(`{piece}`) after", Ref("after", p))]
     else:
         tables = [Table(["t", "target", "p_t(target) before", "p_t(target) after"],
                         [[t + 1, f"`{case.pieces[target]}`", Ref("before", outputs["rows"][t]["p"][target]),

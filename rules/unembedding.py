@@ -145,9 +145,9 @@ def loss_step(graph: Graph, case: Case, rows: dict, targets: dict[int, int]) -> 
         piece = case.pieces[target]
         p = rows[t]["p"][target]
         L = surprisal(graph, case, p, piece, Meta.of(Name("L"), position=t + 1, index=piece))
-        return L, Step("loss", "The loss", f"L = -{log} p({piece}), in {unit}.",
-                       equations=[Equation(f"p({piece})", Ref("before", p)),
-                                  Equation(f"L = -{log} p({piece})", Ref("before", L))])
+        return L, Step("loss", "The loss", f"L = -{log} p(`{piece}`), in {unit}.",
+                       equations=[Equation(Name("p", index=Piece(piece)), Ref("before", p)),
+                                  Equation(f"L = -{log} p(`{piece}`)", Ref("before", L))])
     terms = {t: surprisal(graph, case, rows[t]["p"][target], case.pieces[target],
                           Meta.of(Name("ell", position=t + 1))) for t, target in targets.items()}
     n = len(terms)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from documents import (CASES, aligned_blocks, check_numbers, cli, json_decimals, latex_tables, tool)
+from documents import (CASES, ROOT, aligned_blocks, check_numbers, cli, json_decimals, latex_tables, tool)
 
 from derive.case import load_case
 from derive.render_doc import elide_rows
@@ -279,6 +279,10 @@ def test_vector_entries_align_on_the_point():
             for row in table:
                 for j, cell in enumerate(row):
                     if cell.startswith("$["):
+                        # no space between a number and its comma or bracket (the padding that
+                        # lines the entries up follows them): back in front for the widths
+                        assert not re.search(r"\\[;:,][,\]]", cell), cell
+                        cell = re.sub(r"([,\]])((?:\\[;:,])+)", r"\2\1", cell)
                         entries = re.sub(r"\$ ?\$?\\;|\$|^\[|\]$", "", cell.replace("$[", "[").replace("]$", "]"))
                         columns.setdefault(j, []).append([entry_widths(e.strip()) for e in entries.split(",")])
             for vectors in columns.values():
@@ -286,3 +290,51 @@ def test_vector_entries_align_on_the_point():
                     assert len({v[i][0] for v in vectors}) == 1, (case, i, vectors)
                     assert len({v[i][1] for v in vectors}) == 1, (case, i, vectors)
             assert "adjustbox" not in text
+
+
+def test_ref_prints_the_steps_number(tmp_path):
+    """``\\ref{derive:CASE:KEY}`` prints the number of the step's heading ("Step N"), not
+    the chapter's: two steps of one chapter (cat-climbed's attention, the 6th step of its
+    pipeline, and its MLP, the 9th) and a third case's step, in a book that \\inputs three
+    fragments (each defining the step counter only if no fragment before did)."""
+    parts = {"a": ("cat-climbed", "attention"), "b": ("cat-climbed", "mlp"), "c": ("encoder-post-norm", "residual")}
+    headings = {}
+    for name, (case, step) in parts.items():
+        fragment = cli("latex", case, "--step", step)
+        headings[name] = re.findall(r"\\subsection\*\{Step (\d+)\.", fragment)
+        (tmp_path / f"{name}.tex").write_text(fragment, encoding="utf-8")
+    assert headings["a"] == ["6"] and headings["b"] == ["9"]
+    book = tmp_path / "book.tex"
+    book.write_text("\\documentclass[11pt]{book}\n" + PACKAGES + "\n\\begin{document}\n\\chapter{One}\n"
+                    "\\input{a}\n\\input{b}\n\\chapter{Two}\n\\input{c}\n\\newpage\n"
+                    "REFS \\ref{derive:cat-climbed:attention} \\ref{derive:cat-climbed:mlp} "
+                    "\\ref{derive:encoder-post-norm:residual} \\ref{derive:encoder-post-norm:residual-2} END\n"
+                    "\\end{document}\n", encoding="utf-8")
+    pdflatex(book)
+    assert "undefined" not in pdflatex(book)
+    text = subprocess.run([tool("pdftotext"), "book.pdf", "-"], cwd=tmp_path, capture_output=True, text=True,
+                          check=True).stdout
+    refs = re.search(r"REFS (.*?) END", text, re.S).group(1).split()
+    assert refs == ["6", "9"] + headings["c"], (refs, headings["c"])
+    assert len(headings["c"]) == 2 and headings["c"][0] != headings["c"][1]
+
+
+def test_an_entry_of_a_subscripted_weight_is_bracketed():
+    """The note of an SGD step's entry of W_Q (encoder-post-norm) names it (W_Q)_{1,1}: the
+    entry's subscript does not run into the weight's own (printed W_{Q1,1} before)."""
+    text = cli("latex", "encoder-post-norm", "--step", "sgd")
+    assert r"(W_{Q})_{1,1}\ \text{after the step}" in text
+    assert not re.search(r"W_\{[A-Z0-9]\}\}?_\{", text)
+
+
+def test_the_loss_step_sets_its_piece_as_typewriter_text(tmp_path):
+    """A target piece that reads like a formula (``r*o_o&f``, the seed's ␣roof renamed)
+    is typewriter text in the loss step's words and equations and in the after step's
+    p(piece) before/after, never math (``r\\cdot o_{o}\\&f``)."""
+    case = tmp_path / "rof.toml"
+    case.write_text((ROOT / "cases" / "cat-climbed.toml").read_text(encoding="utf-8").replace("␣roof", "r*o_o&f"),
+                    encoding="utf-8")
+    for step, count in (("loss", 3), ("after", 2)):
+        text = cli("latex", str(case), "--step", step)
+        assert text.count(r"p(\texttt{r*o\_o\&f})") == count, text
+        assert r"r\cdot o" not in text and "o_{o}" not in text

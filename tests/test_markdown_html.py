@@ -530,3 +530,24 @@ def test_markdown_flavor_and_math_options():
         MarkdownRenderer(derivation_of(CASES[0]), Format(), flavor="github", math="brackets")
     with pytest.raises(ValueError, match="unknown Markdown flavour"):
         MarkdownRenderer(derivation_of(CASES[0]), Format(), flavor="mathjax")
+
+
+@pytest.mark.parametrize("piece", ["`x`", "a``b", "`", "x`", " ` "])
+def test_a_piece_with_backticks_is_a_code_span_cmark_gfm_keeps(piece):
+    """A piece containing backticks, as --flavor github writes it, is one code span
+    whose text cmark-gfm (GitHub's CommonMark) gives back whole, backticks and all."""
+    renderer = MarkdownRenderer(derivation_of(CASES[0]), Format(), flavor="github")
+    html = to_html(f"see {renderer.piece(piece)} here\n", "github", "dollars")
+    assert re.findall(r"<code>(.*?)</code>", html) == [piece], html
+
+
+@pytest.mark.parametrize("output", ["markdown", "html"])
+def test_the_loss_step_sets_its_piece_as_typewriter_text(output, tmp_path):
+    """A target piece that reads like a formula (``r*o_o&f``, the seed's ␣roof renamed)
+    is \\texttt in the loss step's words and equations, never math (``r\\cdot o_{o}``)."""
+    case = tmp_path / "rof.toml"
+    case.write_text((ROOT / "cases" / "cat-climbed.toml").read_text(encoding="utf-8").replace("␣roof", "r*o_o&f"),
+                    encoding="utf-8")
+    text = cli(output, str(case), "--step", "loss")
+    assert len(re.findall(r"p\(\\texttt\{r\*o\\_o\\&(?:amp;)?f\}\)", text)) == 3, text
+    assert r"r\cdot o" not in text and "o_{o}" not in text

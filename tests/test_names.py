@@ -48,7 +48,10 @@ NAMES = [
     (Name("exp_z", index=Piece("<eot>")), "e^z_<eot>", "e^z_<eot>", r"e^{z_{\texttt{\textless{}eot\textgreater{}}}}"),
     (Name("E", param=True, position=3, index=1, grad=True), "dL/dE_{3,1}", "\u2202L/\u2202E_{3,1}",
      r"\partial L / \partial E_{3,1}"),
-    (Name("W_Q", param=True, position=1, index=3), "W_Q_{1,3}", "W_Q_{1,3}", r"{W_{Q}}_{1,3}"),
+    (Name("W_Q", param=True, position=1, index=3), "(W_Q)_{1,3}", "(W_Q)_{1,3}", r"(W_{Q})_{1,3}"),
+    (Name("b_O", param=True, position=3), "(b_O)_3", "(b_O)_3", r"(b_{O})_{3}"),
+    (Name("W_Q", param=True, position=1, index=3, grad=True), "dL/d(W_Q)_{1,3}", "\u2202L/\u2202(W_Q)_{1,3}",
+     r"\partial L / \partial (W_{Q})_{1,3}"),
     (Name("E", param=True, position=2, index=1, after=True), "E_{2,1} after the step", "E_{2,1} after the step",
      r"E_{2,1}\ \text{after the step}"),
     (Name("attn", position=5, index=1), "attn_5[1]", "attn_5[1]", r"\mathrm{attn}_{5}[1]"),
@@ -69,7 +72,8 @@ def test_one_printer_three_notations_and_one_parser(name, plain, uni, tex):
     ("a_5,3", "a_{5,3}"), ("h_{5,1}", "h_5[1]"), ("u2_5[2]", "u'_5[2]"), ("\u03c3_5", "sigma_5"),
     (r"\sigma^{f}_{5}", "sigma^f_5"), ("q_5 . k_1", "q_5.k_1"), (r"o_{5}^{(1)}", "o_5^(1)"),
     ("p(\\text{\u2423roof})", "p(\u2423roof)"), ('z_{\\texttt{{\\char"2423}roof}}', "z_\u2423roof"),
-    (r"\frac{\partial L}{\partial E_{3,1}}", "dL/dE_{3,1}"), ("W_{Q}", "W_Q"), ("(u'_{5} W_{1})[3]", "u'_5W_1[3]"),
+    (r"\frac{\partial L}{\partial E_{3,1}}", "dL/dE_{3,1}"), ("W_{Q}", "W_Q"), ("W_Q_{1,3}", "(W_Q)_{1,3}"),
+    ("{W_{Q}}_{1,3}", "(W_Q)_{1,3}"), ("W_{Q,1,3}", "(W_Q)_{1,3}"), ("(u'_{5} W_{1})[3]", "u'_5W_1[3]"),
 ])
 def test_a_reader_may_write_a_name_loosely(written, same_as):
     assert parse_name(written) == parse_name(same_as)

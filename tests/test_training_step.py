@@ -49,7 +49,7 @@ def test_loss_in_bits_says_log2(tmp_path):
     d = derive(load_case(str(path)))
     step = d.step("loss")
     assert "-log2 p(" in step.words and "-ln" not in step.words
-    assert [str(e.lhs) for e in step.equations][-1] == "L = -log2 p(␣roof)"
+    assert [str(e.lhs) for e in step.equations][-1] == "L = -log2 p(`␣roof`)"
     p = float(d.value(Ref("before", d.outputs["p"][6])).mid())  # ␣roof, id 6
     L = float(d.value(Ref("before", d.outputs["L"])).mid())
     assert abs(L - (-math.log(p) / math.log(2))) < 1e-12
