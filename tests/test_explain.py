@@ -73,14 +73,14 @@ def test_explain_z_roof(exact):
     definition = line(lines, "definition:")
     assert definition.startswith("definition: z_␣roof = ")
     for c in range(1, 5):
-        assert f"f_5[{c}]" in definition and f"W_U_{{{c},7}}" in definition
+        assert f"f_5[{c}]" in definition and f"(W_U)_{{{c},7}}" in definition
     # the inputs, exact and printed (the printed ones are the seed's f_5)
     f5_printed = [t.strip() for t in R.SEED_F5.split(",")]
     for c, (value, shown) in enumerate(zip(exact["f"], f5_printed), 1):
         row = line(lines, f"f_5[{c}] =")
         assert cut(value) in row and row.endswith(f"printed: {shown}")
     for c, weight in enumerate(R.W_U_COLUMNS[R.PIECES.index("␣roof")], 1):
-        assert line(lines, f"W_U_{{{c},7}} =").startswith(f"W_U_{{{c},7}} = {weight}")
+        assert line(lines, f"(W_U)_{{{c},7}} =").startswith(f"(W_U)_{{{c},7}} = {weight}")
     # the reader's calculation: the printed f_5 times the ␣roof column, exactly
     f5 = R.seed_vector(R.SEED_F5)
     products = [a * b for a, b in zip(f5, R.W_U_COLUMNS[6])]

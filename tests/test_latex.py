@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from documents import (CASES, ROOT, aligned_blocks, check_numbers, cli, json_decimals, latex_tables, tool)
+from documents import (CASES, ROOT, aligned_blocks, check_numbers, cli, derivation_of, json_decimals, latex_tables,
+                       tool)
 
 from derive.case import load_case
 from derive.render_doc import elide_rows
@@ -294,16 +295,18 @@ def test_vector_entries_align_on_the_point():
 
 def test_ref_prints_the_steps_number(tmp_path):
     """``\\ref{derive:CASE:KEY}`` prints the number of the step's heading ("Step N"), not
-    the chapter's: two steps of one chapter (cat-climbed's attention, the 6th step of its
-    pipeline, and its MLP, the 9th) and a third case's step, in a book that \\inputs three
-    fragments (each defining the step counter only if no fragment before did)."""
+    the chapter's: two steps of one chapter (cat-climbed's attention and its MLP, numbered
+    by their place in the derivation's list of steps) and a third case's step, in a book that
+    \\inputs three fragments (each defining the step counter only if no fragment before did)."""
+    keys = [s.key for s in derivation_of("cat-climbed").steps]
+    attention, mlp = str(keys.index("attention") + 1), str(keys.index("mlp") + 1)
     parts = {"a": ("cat-climbed", "attention"), "b": ("cat-climbed", "mlp"), "c": ("encoder-post-norm", "residual")}
     headings = {}
     for name, (case, step) in parts.items():
         fragment = cli("latex", case, "--step", step)
         headings[name] = re.findall(r"\\subsection\*\{Step (\d+)\.", fragment)
         (tmp_path / f"{name}.tex").write_text(fragment, encoding="utf-8")
-    assert headings["a"] == ["6"] and headings["b"] == ["9"]
+    assert headings["a"] == [attention] and headings["b"] == [mlp]
     book = tmp_path / "book.tex"
     book.write_text("\\documentclass[11pt]{book}\n" + PACKAGES + "\n\\begin{document}\n\\chapter{One}\n"
                     "\\input{a}\n\\input{b}\n\\chapter{Two}\n\\input{c}\n\\newpage\n"
@@ -315,7 +318,7 @@ def test_ref_prints_the_steps_number(tmp_path):
     text = subprocess.run([tool("pdftotext"), "book.pdf", "-"], cwd=tmp_path, capture_output=True, text=True,
                           check=True).stdout
     refs = re.search(r"REFS (.*?) END", text, re.S).group(1).split()
-    assert refs == ["6", "9"] + headings["c"], (refs, headings["c"])
+    assert refs == [attention, mlp] + headings["c"], (refs, headings["c"])
     assert len(headings["c"]) == 2 and headings["c"][0] != headings["c"][1]
 
 
