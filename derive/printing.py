@@ -450,6 +450,12 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def listed(names: list[str]) -> str:
+    """Names once each, in order, joined as prose: ``E``, ``E and P``, ``W_Q, W_K and W_V``."""
+    names = list(dict.fromkeys(names))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def plain_label(label) -> str:
     """A column header or an equation's left side in the plain notation: a rule's text as
     it is, a Name or a formula through :func:`text`."""

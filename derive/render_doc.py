@@ -31,7 +31,7 @@ from .notation import label_spans, number_tex, spans, tex
 from .formula import Chain
 from .name import after_step, grad_of
 from .name_parser import parse_name
-from .printing import RichText, latex, plain_label
+from .printing import RichText, counted, latex, plain_label
 from .rounding import Format
 from .steps import Ref, Step, Table, Vec
 from .templates import Templates, Words
@@ -81,12 +81,12 @@ def elide_rows(rows: list, limit: int | None, head: int = HEAD_ROWS, tail: int =
 
 def omitted_sentence(omitted: int) -> str:
     """The words of a summarised table's gap row: ``… 56 rows omitted; --all-rows prints them``."""
-    return f"\u2026 {omitted} row{'s' if omitted != 1 else ''} omitted; --all-rows prints {'them' if omitted != 1 else 'it'}"
+    return f"\u2026 {counted(omitted, 'row')} omitted; --all-rows prints {'them' if omitted != 1 else 'it'}"
 
 
 def omitted_notes(omitted: int) -> RichText:
     """The last note of a summarised table that had more than :data:`NOTE_LIMIT` notes."""
-    return [f"\u2026 {omitted} more note{'s' if omitted != 1 else ''} on cells of the rows shown "
+    return [f"\u2026 {counted(omitted, 'more note')} on cells of the rows shown "
             f"{'are' if omitted != 1 else 'is'} omitted (those cells are not marked); --all-rows prints "
             f"{'them' if omitted != 1 else 'it'}."]
 

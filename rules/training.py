@@ -12,7 +12,7 @@ from derive.registry import Convention, Operation, register
 from derive import formula as F
 from derive.graph import Graph
 from derive.name import Name
-from derive.printing import counted
+from derive.printing import counted, listed
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .unembedding import loss_targets
@@ -111,14 +111,9 @@ def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
         return (f"No {what} is trained here (conventions.trained names none of {', '.join(present)}): the step "
                 "moves nothing, and the pass after it is the pass before.")
     one = len(moved) == 1
-    return (f"Only {_listed(moved)} {'is' if one else 'are'} trained (conventions.trained): "
+    return (f"Only {listed(moved)} {'is' if one else 'are'} trained (conventions.trained): "
             f"{'it moves' if one else 'they move'} against {'its derivative' if one else 'their derivatives'}, {rule}; "
             f"every other {what} keeps its value.")
-
-
-def _listed(names: list[str]) -> str:
-    """``E``, ``E and P``, ``E, P and W_Q``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _logit_steps(case: Case, outputs: dict) -> tuple[Step, Step]:

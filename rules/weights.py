@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from derive import registry
 from derive.graph import Graph
+from derive.printing import listed
 from derive.registry import Operation, Param, register
 from derive.steps import Ref, Step, Table, step_refs
 
@@ -91,11 +92,11 @@ def weights_step(graph: Graph, case: Case, shown: list[Step]) -> Step | None:
         heads += [] if head is None else [name]
     if not tables:
         return None
-    words = f"The weights the model reads: {_listed(printed)}."
+    words = f"The weights the model reads: {listed(printed)}."
     if heads:
-        words += f" Each head has its own {_listed(heads)}."
+        words += f" Each head has its own {listed(heads)}."
     if elsewhere:
-        words += f" {_listed(elsewhere)} {'is' if len(set(elsewhere)) == 1 else 'are'} printed above."
+        words += f" {listed(elsewhere)} {'is' if len(set(elsewhere)) == 1 else 'are'} printed above."
     if case.has_unembedding and case.W_U is None and case.E:
         words += " W_U is tied to E: W_U = E^T, whose columns are the rows of E."
     return Step("weights", "The weights", words, tables)
@@ -125,12 +126,6 @@ def _table(graph: Graph, case: Case, block: int | None, head: int | None, name: 
                  [[f"`{case.pieces[r - 1]}`" if pieces_down else r]
                   + [Ref("before", leaf) for leaf in row] for r, row in rows.items()],
                  title=title, short_exact=True)
-
-
-def _listed(names: list[str]) -> str:
-    """The names once each, in order: ``W_Q``, ``W_Q and W_K``, ``W_Q, W_K and W_V``."""
-    names = list(dict.fromkeys(names))
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 WEIGHTS = register(Operation(
