@@ -47,7 +47,7 @@ from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find, per_derivation
 from .notes import check_note
-from .printing import counted
+from .printing import counted, listed
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 from .tablenames import Claim, cell_claim, page_equation, param_row
@@ -62,6 +62,8 @@ DEFAULTS = {f"{conv.field} = {conv.default} (the usual default) instead of this 
             for conv in registry.conventions() for value in conv.slips
             if conv.default not in conv.slips}  # (a slip back to the default is already declared: GELU tanh)
 WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
+SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
+SIZES = ("d", "V", "T", "d_mlp", "d_ff")  # the case's sizes, when no quantity has the name
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -106,6 +108,7 @@ class Checker:
         self._variants: dict[str, Derivation | None] = {}
         self.student: dict[Ref, Fraction] = {}
         self.origin: dict[Ref, int] = {}
+        self.written_on: dict[Ref, int] = {}  # the line each of the reader's values was written on
         self._readings: dict[int, dict] = {}
         self._found: dict[tuple, list[Ref]] = {}  # a name's quantities, by (name, block, head)
         self._reading: dict[tuple, object] = {}  # the by-hand reading of a quantity, by (ref, places)
@@ -125,25 +128,32 @@ class Checker:
             self._printers[places] = Printer(self.derivation, self.fmt(places))
         return self._printers[places]
 
-    def variant(self, description: str) -> Derivation | None:
+    def variant(self, description: str | tuple[str, ...]) -> Derivation | None:
         """The case derived again under another convention, a slip of :data:`CONVENTIONS` or
-        the default of :data:`DEFAULTS` (None when it is the case's own, answers another
-        choice than the case's, or cannot be derived)."""
+        the default of :data:`DEFAULTS`, or under several of them together (a tuple of
+        descriptions, each about another field: variance over n-1 with eps added to sigma,
+        as the Annotated Transformer computes LayerNorm). None when one of them is the case's
+        own choice, answers another choice than the case's, or the case cannot be derived."""
         if description not in self._variants:
             case = self.derivation.case
-            if description in DEFAULTS:
-                key, value, applies, answers = DEFAULTS[description]
-            else:
-                (key, value, applies), answers = CONVENTIONS[description], None
-            if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)) \
-                    or answers is not None and getattr(case.conventions, key) != answers:
-                self._variants[description] = None
-            else:
-                conventions = dataclasses.replace(case.conventions, **{key: value})
+            changes = {}
+            for one in (description,) if isinstance(description, str) else description:
+                if one in DEFAULTS:
+                    key, value, applies, answers = DEFAULTS[one]
+                else:
+                    (key, value, applies), answers = CONVENTIONS[one], None
+                if getattr(case.conventions, key) == value or (applies is not None and not applies(case.conventions)) \
+                        or answers is not None and getattr(case.conventions, key) != answers or key in changes:
+                    changes = None
+                    break
+                changes[key] = value
+            self._variants[description] = None
+            if changes:
                 try:
-                    self._variants[description] = derive(dataclasses.replace(case, conventions=conventions))
+                    self._variants[description] = derive(dataclasses.replace(
+                        case, conventions=dataclasses.replace(case.conventions, **changes)))
                 except DeriveError:
-                    self._variants[description] = None
+                    pass
         return self._variants[description]
 
     # ------------------------------------------------------------------ the file
@@ -189,6 +199,9 @@ class Checker:
             try:
                 refs = self.resolve(entry, last[0])
             except DeriveError as exc:
+                known = self.definition(entry, SIZES)
+                if known is not None:
+                    return known
                 if entry.kind == "inline":
                     return Verdict(entry.line, entry.source, "not checked",
                                    f"a value in prose: {exc.detail}", entry.name)
@@ -203,32 +216,50 @@ class Checker:
         last[0] = self.derivation.meta(refs[-1]).position or last[0]
         return self.judge(entry, refs)
 
-    def definition(self, entry: Entry) -> Verdict | None:
+    def definition(self, entry: Entry, names: tuple[str, ...] = SETTINGS) -> Verdict | None:
         """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
-        ``d_k = 2``, ``h = 2``) judged against the case; None for any other name."""
-        case = self.derivation.case
-        if entry.name not in ("eps", "eta", "d_k", "d_model", "h") or entry.node is None:
+        ``d_k = 2``, ``h = 2``), or of its sizes in the chapter's letters when no quantity has
+        that name (``d = 4`` the width, ``V = 12`` the vocabulary, ``T = 1`` the temperature or
+        the number of tokens, ``d_mlp = 8``), judged against the case; None for any other
+        name, or a size the case does not have (no MLP, no vocabulary)."""
+        if entry.name not in names or entry.node is None:
             return None
-        known = {"eps": self.eps(entry.section), "eta": case.conventions.learning_rate,
-                 "d_k": case.d_k, "d_model": case.d_model, "h": case.heads}
-        value = Fraction(known[entry.name])
+        meanings = [(Fraction(value), meaning) for value, meaning in self.settings(entry.section).get(entry.name, [])
+                    if value is not None]
+        if not meanings:
+            return None
         if entry.exact is not None:
             try:
                 written = mathread.evaluate(entry.exact)
             except ValueError as exc:
                 return Verdict(entry.line, entry.source, "unreadable", f"cannot read the value: {exc}", entry.name)
-            same = is_exact(written) and Fraction(int(written.p), int(written.q)) == value
             text = mathread.show(entry.exact)
+            fits = [m for m in meanings if is_exact(written) and Fraction(int(written.p), int(written.q)) == m[0]]
         elif len(entry.values) == 1:
             places = decimal_places(entry.values[0])
             text = entry.values[0]
-            same = _same(text, format_fraction(value, self.fmt(places))) if places is not None else \
-                printed_fraction(text) == value
+            fits = [m for m in meanings if (_same(text, format_fraction(m[0], self.fmt(places))) if places is not None
+                                            else printed_fraction(text) == m[0])]
         else:
             return None
-        status = "correct" if same else "wrong"
-        message = f"{entry.name} = {exact_text(value)} in this case" + ("" if same else f", not {text}")
-        return Verdict(entry.line, entry.source, status, message, entry.name, [text], [exact_text(value)])
+        said = [f"{entry.name} = {exact_text(value)}" + (f" ({meaning})" if meaning else "")
+                for value, meaning in (fits or meanings)]
+        message = f"{listed(said)} in this case" if fits else f"{' or '.join(said)} in this case, not {text}"
+        return Verdict(entry.line, entry.source, "correct" if fits else "wrong", message, entry.name, [text],
+                       [exact_text((fits or meanings)[0][0])])
+
+    def settings(self, section: str) -> dict[str, list[tuple]]:
+        """The case's settings and sizes by the names a chapter writes them with: name ->
+        [(value, what it is, or "" when the name says it)]; a value is None when the case
+        has no such thing (no MLP, no temperature step)."""
+        case = self.derivation.case
+        block = case.blocks[0] if case.blocks else None
+        width = block.d_mlp if block is not None and "W_1" in block.matrices else None
+        return {"eps": [(self.eps(section), "")], "eta": [(case.conventions.learning_rate, "")],
+                "d_k": [(case.d_k, "")], "d_model": [(case.d_model, "")], "h": [(case.heads, "")],
+                "d": [(case.d_model, "the width d_model")], "V": [(len(case.pieces), "the vocabulary size")],
+                "T": [(case.conventions.temperature, "the temperature"), (len(case.ids), "the number of tokens")],
+                "d_mlp": [(width, "")], "d_ff": [(width, "the MLP width d_mlp")]}
 
     def eps(self, section: str):
         """The eps of the norm a section is about: the convention (``layernorm_eps``, or
@@ -400,6 +431,7 @@ class Checker:
         results = [self.judge_value(ref, text, entry.line) for ref, text in zip(refs, entry.values)]
         for ref, text in zip(refs, entry.values):
             self.student[ref] = printed_fraction(text)
+            self.written_on.setdefault(ref, entry.line)
         rank = {s: i for i, s in enumerate(STATUSES)}
         worst = max(results, key=lambda r: rank[r[0]])
         status = worst[0]
@@ -438,6 +470,10 @@ class Checker:
         if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):
             return ("explained", f"{label}: correct given the rounded inputs: {reading.calculation}, "
                     f"while the exact value {exact} rounds to {expected}", None, None, expected, exact)
+        lines = self.follows(ref, text, fmt)
+        if lines:
+            return ("explained", f"{label}: correct given what was written on {_lines(lines)}, while the "
+                    f"exact value {exact} rounds to {expected}", None, None, expected, exact)
         origin = self.inherited(ref, text, fmt)
         if origin is not None:
             return ("inherited", f"{label}: follows from the error on line {origin} (exact value {exact}, "
@@ -458,22 +494,37 @@ class Checker:
     def conventions_matching(self, ref: Ref, text: str, fmt: Format) -> list[str]:
         """Every convention of :data:`CONVENTIONS` (a reader's slip from the case's choice)
         or :data:`DEFAULTS` (the usual default, when the case itself uses another choice)
-        under which ``ref`` rounds to ``text``
-        (one value can fit several: a_{3,1} is the same with no mask and with the mask
-        applied after the softmax)."""
-        meta = self.derivation.meta(ref)
-        matches = []
+        under which ``ref`` rounds to ``text`` (one value can fit several: a_{3,1} is the same
+        with no mask and with the mask applied after the softmax). When none does alone,
+        every pair of them that changes this quantity is tried together (variance over n-1
+        with eps added to sigma), each pair named as "A, together with B"."""
+        others = {}  # description -> this quantity's value under it, written at fmt's places
         for description in list(CONVENTIONS) + list(DEFAULTS):
-            variant = self.variant(description)
-            if variant is None:
-                continue
-            try:  # the same quantity in the same pass (L after the step is not L)
-                other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
-            except DeriveError:
-                continue
-            if _same(text, other.replace("\u2212", "-")):
-                matches.append(description)
-        return matches
+            other = self._under(description, ref, fmt)
+            if other is not None:
+                others[description] = other
+        matches = [d for d, other in others.items() if _same(text, other)]
+        if matches:
+            return matches
+        # the conventions that move this quantity at all (two more places than written)
+        finer = Format(places=fmt.places + 2, mode=fmt.mode)
+        own = self.derivation.decimal(ref, finer)
+        moving = [d for d in others if self._under(d, ref, finer) not in (None, own)]
+        pairs = [(a, b) for i, a in enumerate(moving) for b in moving[i + 1:]]
+        return [", together with ".join(pair) for pair in pairs if _same(text, self._under(pair, ref, fmt) or "")]
+
+    def _under(self, description: str | tuple[str, ...], ref: Ref, fmt: Format) -> str | None:
+        """``ref``'s value written at ``fmt`` in the case derived under ``description``
+        (None when that variant does not exist or has no such quantity)."""
+        variant = self.variant(description)
+        if variant is None:
+            return None
+        meta = self.derivation.meta(ref)
+        try:  # the same quantity in the same pass (L after the step is not L)
+            other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
+        except DeriveError:
+            return None
+        return other.replace("\u2212", "-")
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The head whose quantity of the same name has the written value, when it is not
@@ -488,6 +539,24 @@ class Checker:
             if len(other) == 1 and _same(text, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")):
                 return head
         return None
+
+    def follows(self, ref: Ref, text: str, fmt: Format) -> list[int]:
+        """The lines of the reader's earlier values (right at the places they were written,
+        but rounded) that ``text`` follows from: recomputing the graph from those values
+        gives ``text`` at its places (u_5 from mu_5 = 0.00 and sigma_5 = 0.87 written at 2
+        places). Empty when no earlier value reaches this quantity, one of them was wrong
+        (that is :meth:`inherited`), or they do not give ``text``."""
+        if ref.phase != "before":
+            return []
+        written = {r.id for r in self.student if r.phase == "before"}
+        upstream = _ancestors(self.derivation.graph, ref.id, written)
+        used = [r for r in self.student if r.phase == "before" and r.id in upstream]
+        if not used or any(r in self.origin for r in used) or not self._gives(ref, text, fmt, upstream, None):
+            return []
+        values = self.derivation.evaluation().before.values
+        rounded = [r for r in used if not (is_exact(values[r.id]) and values[r.id] == fmpq(
+            self.student[r].numerator, self.student[r].denominator))]  # mu_5 = 0.00 is mu_5 itself
+        return sorted({self.written_on[r] for r in rounded if r in self.written_on})
 
     def inherited(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The line of an earlier error that explains ``text``: recompute the graph with
@@ -789,6 +858,11 @@ def _ancestors(graph, node_id: int, stop: set[int] = frozenset()) -> set[int]:
                 if p not in stop:
                     stack.append(p)
     return seen
+
+
+def _lines(lines: list[int]) -> str:
+    """"line 3", "lines 1 and 2", "lines 1, 2 and 4"."""
+    return ("line " if len(lines) == 1 else "lines ") + listed([str(n) for n in lines])
 
 
 def _forward_with(graph, values: list[Value], overrides: dict[int, Value], target: int) -> Value:

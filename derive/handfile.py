@@ -466,9 +466,14 @@ class _Reader:
                 entry = Entry(number, row.strip(), head=self.here["head"], block=self.here["block"],
                               cell=Cell(table, r, c), kind="cell")
                 try:
-                    values = value_texts(mathread.read(cell).exprs[-1])
+                    chain = mathread.read(cell)
+                    values = value_texts(chain.exprs[-1])
                 except DeriveError:
-                    values = None
+                    chain, values = None, None
+                if chain is not None and len(chain.exprs) > 1 and not mathread.names(chain.exprs[0]):
+                    # arithmetic in a cell (12 × 4 = 48, a parameter count): judged on its own numbers
+                    self.entries.append(_from_chain(chain, cell, number, row.strip(), self.here))
+                    continue
                 if values is None:
                     entry.error = f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
                 else:

@@ -87,3 +87,27 @@ def test_a_percentage_is_its_fraction_with_its_places(text, value):
     from derive import mathread
     from derive.handfile import value_texts
     assert value_texts(mathread.read(text).exprs[0]) == [value]
+
+
+# the seed page's sizes: "V x d = 12 x 4", "with d = 4", "h = 2 heads ... T = 1" (the
+# temperature), W_1 and W_2 "32 + 32" parameters (so the MLP width is 32 / 4 = 8), and the
+# five pieces of "the cat climbed the"
+SIZES = [("d = 4", "correct"), ("V = 12", "correct"), ("T = 1", "correct"), ("T = 5", "correct"),
+         ("d_mlp = 8", "correct"), ("d = 5", "wrong"), ("V = 50257", "wrong"), ("T = 2", "wrong"),
+         ("d_{mlp} = 16", "wrong")]
+
+
+@pytest.mark.parametrize("line, status", SIZES)
+def test_the_chapters_letters_for_sizes_are_judged(derivation, line, status):
+    """A size in the chapter's letters (d, V, T, d_mlp) is judged against the case when no
+    quantity has that name; T is the temperature or the number of tokens."""
+    [v] = Checker(derivation).check_text(f"with \\({line}\\), as above")
+    assert v.status == status, v.message
+
+
+def test_arithmetic_in_a_table_cell_is_judged(derivation):
+    """The seed's table of where the weights are: "12 × 4 = 48" and "32 + 32 = 64" in a
+    cell are arithmetic, judged on their own numbers (a wrong product is wrong)."""
+    table = "piece\tshape\ttoy\nembedding table \\(E\\)\t\\(V \\times d\\)\t12 × 4 = {}\nMLP\twidth\t32 + 32 = 64\n"
+    assert [v.status for v in Checker(derivation).check_text(table.format(48))] == ["correct", "correct"]
+    assert [v.status for v in Checker(derivation).check_text(table.format(46))] == ["wrong", "correct"]

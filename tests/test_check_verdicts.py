@@ -91,3 +91,48 @@ def test_the_usual_default_is_named_when_the_case_uses_another(tmp_path):
     [v] = Checker(derive(load_case(str(case)))).check_text(f"sigma_5 = {reader}")
     assert v.status == "convention" and "layernorm_variance = n" in v.convention, v.message
     assert v.expected == [right]
+
+
+@pytest.mark.parametrize("variance, eps_placement, named", [
+    ("n-1", "sigma", ["variance over n-1", "together with", "eps added to sigma"]),
+    ("n-1", "inside", ["variance over n-1"]),
+    ("n", "sigma", ["eps added to sigma"]),
+])
+def test_two_conventions_together_are_named(derivation, variance, eps_placement, named):
+    """Variance over n-1 and eps added to sigma together (the Annotated Transformer's
+    LayerNorm: torch.std, then + eps) is named as the pair; each alone as itself. At 6
+    places the four readings of sigma_1 differ (hand_reference, with eps = 1e-5)."""
+    readings = {(v, e): R.text(R.forward(variance=v, eps_placement=e)["sigma"][0], 6)
+                for v in ("n", "n-1") for e in ("inside", "sigma")}
+    assert len(set(readings.values())) == 4, readings
+    [v] = Checker(derivation).check_text(f"sigma_1 = {readings[variance, eps_placement]}")
+    assert v.status == "convention", v.message
+    assert all(word in v.convention for word in named), v.convention
+    assert ("together" in v.convention) == (len(named) > 1)
+    assert v.expected == [readings["n", "inside"]]
+
+
+def test_a_value_no_convention_gives_is_wrong(derivation):
+    """One digit off in the last place of the right sigma_1 (0.612381 at 6 places, from
+    hand_reference) is wrong, not a convention or a pair of them."""
+    right = R.text(R.forward()["sigma"][0], 6)
+    assert right == "0.612381"
+    [v] = Checker(derivation).check_text("sigma_1 = 0.612380")
+    assert v.status == "wrong" and v.convention is None, v.message
+
+
+def test_a_line_that_follows_from_the_lines_before_it_is_explained(derivation):
+    """u_5 computed from sigma_5 written at 2 places (0.87; the exact sigma_5 is 0.866...)
+    gives [-0.575, -0.575, -0.575, 1.724] at 3 places, not the correct [-0.577, ..., 1.732]:
+    explained by line 2, where sigma_5 was written (mu_5 = 0.00 is exact and not named).
+    A value that follows from nothing written is still wrong. Values from hand_reference."""
+    o = R.forward()
+    mu, sigma = R.rounded(o["mu"][4], 2), R.rounded(o["sigma"][4], 2)
+    from_written = R.vector([(x - mu) / sigma for x in o["x"][4]])
+    assert from_written == "[-0.575, -0.575, -0.575, 1.724]" and R.vector(o["u"][4]) != from_written
+    text = f"mu_5 = {R.text(o['mu'][4], 2)}\nsigma_5 = {R.text(o['sigma'][4], 2)}\nu_5 = {from_written}\n"
+    verdicts = Checker(derivation).check_text(text)
+    assert [v.status for v in verdicts] == ["correct", "correct", "explained"], [v.message for v in verdicts]
+    assert "written on line 2," in verdicts[2].message and "line 1" not in verdicts[2].message
+    [alone] = Checker(derivation).check_text(f"u_5 = {from_written}")
+    assert alone.status == "wrong", alone.message
