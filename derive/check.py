@@ -50,7 +50,7 @@ from .notes import check_note
 from .printing import counted, listed
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim, page_equation, param_row
+from .tablenames import Claim, cell_claim, norm_slot, page_equation, param_row
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -268,14 +268,9 @@ class Checker:
         the heading names none."""
         derivation, case = self.derivation, self.derivation.case
         slots = [(n.meta.block, n.meta.norm) for n in derivation.graph.nodes if n.meta.norm]
-        wanted = _plain_words(section)
-        for step in derivation.steps:
-            if not wanted or not wanted.endswith(_plain_words(step.title)):
-                continue
-            for table in step.tables:
-                for cell in (c for row in table.rows for c in row):
-                    if isinstance(cell, Ref) and derivation.meta(cell).norm:
-                        slots.insert(0, (derivation.meta(cell).block, derivation.meta(cell).norm))
+        named = norm_slot(derivation, section)
+        if named is not None:
+            slots.insert(0, named)
         if not slots:
             return case.conventions.layernorm_eps
         block, slot = slots[0]
@@ -815,12 +810,6 @@ def _same_value(a: Value, b, places: int) -> bool:
         fa = format_value(a, Format(places=places, mode="down"))
         fb = format_value(b, Format(places=places, mode="down"))
     return fa is not None and fa == fb
-
-
-def _plain_words(text: str) -> str:
-    """A heading or a step title without its markup and spaces (``Step 11. LayerNorm before
-    $W_{U}$`` -> ``step11.layernormbeforewu``), to compare them."""
-    return re.sub(r"[$\\{}_\s#*]", "", text).lower()
 
 
 def _row_name(labels: list[str]) -> str | None:

@@ -48,6 +48,8 @@ SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  
 NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
 MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
 STEP_HEADING = re.compile(r"^Step \d+\.\s")
+MATRIX_OPEN = re.compile(r"\\begin\{([bpvBV]?matrix)\}")
+MATRIX_LINES = 1000  # the most lines one matrix may take (a 768-wide row, one entry a line, fits)
 MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
 RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
 PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
@@ -209,7 +211,7 @@ class _Reader:
     """One pass over a file's lines, keeping the context (head, block, table title)."""
 
     def __init__(self, lines: list[str]):
-        self.lines = lines
+        self.lines = _matrix_lines(lines)
         self.context: dict = {"head": None, "block": None}
         self.title = ""
         self.section = ""
@@ -233,8 +235,6 @@ class _Reader:
 
     def step(self, i: int) -> int:
         """Read what starts at line ``i``; the index of the next line to read."""
-        if "matrix}" in self.lines[i]:
-            self.lines[i] = _matrices(self.lines[i])
         line = self.lines[i]
         stripped = line.strip()
         if not stripped or stripped.startswith("%"):
@@ -498,6 +498,25 @@ def _matrices(line: str) -> str:
         rows = [r for r in match.group(2).split("\\\\") if r.strip()]
         return "[" + ", ".join(c.strip() for r in rows for c in _split_top(r, "&")) + "]"
     return MATRIX.sub(vector, line)
+
+
+def _matrix_lines(lines: list[str]) -> list[str]:
+    """The lines with each matrix environment written as a vector (:func:`_matrices`); a
+    matrix over several lines is joined onto its first line, its other lines left empty
+    (so every line keeps its number). An environment that never closes is left as written."""
+    lines = list(lines)
+    for i, line in enumerate(lines):
+        if "matrix}" not in line:
+            continue
+        opened = MATRIX_OPEN.search(line)
+        if opened and f"\\end{{{opened.group(1)}}}" not in line[opened.end():]:
+            closing = f"\\end{{{opened.group(1)}}}"
+            j = next((k for k in range(i + 1, min(len(lines), i + MATRIX_LINES)) if closing in lines[k]), None)
+            if j is not None:
+                lines[i] = " ".join(part.strip() for part in lines[i:j + 1])
+                lines[i + 1:j + 1] = [""] * (j - i)
+        lines[i] = _matrices(lines[i])
+    return lines
 
 
 def _defines_a_name(line: str) -> bool:

@@ -123,7 +123,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         index = _param_index(derivation, param, row)
         refs = param_row(derivation, param, index, block)
         return Claim(f"{param}_{index}", refs=refs)
-    name = _label(_placed(node, row, _norm(table), context.get("row") or len(case.ids), _statistics(derivation)))
+    name = _label(_placed(node, row, _norm(derivation, table, entry.section), context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
 
 
@@ -260,8 +260,10 @@ def _title_name(title: str):
     return None
 
 
-def _norm(table) -> str:
-    """The norm slot of a table's statistics: ``'`` when it shows u', ``^f`` when f."""
+def _norm(derivation: Derivation, table, section: str) -> str:
+    """The norm slot of a table's statistics: ``'`` when it shows u', ``^f`` when f, else
+    the slot whose step the table's title or the section's heading names (``LayerNorm
+    before the MLP``: ``'``); ``""`` (the first norm) when nothing says."""
     for header in table.header:
         try:
             node = _header_node(header)
@@ -271,7 +273,35 @@ def _norm(table) -> str:
             return "'"
         if isinstance(node, Sym) and node.base == "f":
             return "^f"
+    for text in (table.title, section):
+        slot = norm_slot(derivation, text)
+        if slot is not None:
+            return {"ln2": "'", "final": "^f"}.get(slot[1], "")
     return ""
+
+
+def norm_slot(derivation: Derivation, text: str) -> tuple[int | None, str] | None:
+    """The norm (block, slot: ``ln1``, ``ln2`` or ``final``) of the step a heading or a
+    table title names (``## Step 9. LayerNorm before the MLP``, ``LayerNorm before the MLP,
+    block 1``): the step whose title it ends with, once its head and block words are set
+    aside; None when it names no step with a norm's quantities."""
+    wanted = _plain_words(TITLE_CONTEXT.sub("", text).rstrip(" ,;:"))
+    if not wanted:
+        return None
+    for step in derivation.steps:
+        if not wanted.endswith(_plain_words(step.title)):
+            continue
+        for table in step.tables:
+            for cell in (c for row in table.rows for c in row):
+                if hasattr(cell, "phase") and derivation.meta(cell).norm:
+                    return derivation.meta(cell).block, derivation.meta(cell).norm
+    return None
+
+
+def _plain_words(text: str) -> str:
+    """A heading or a step title without its markup and spaces (``Step 11. LayerNorm before
+    $W_{U}$`` -> ``step11.layernormbeforewu``), to compare them."""
+    return re.sub(r"[$\\{}_\s#*]", "", text).lower()
 
 
 def _number(node: Sym) -> int | None:
@@ -389,13 +419,16 @@ def _param_of(derivation: Derivation, node) -> str | None:
 
 
 def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
-    """The row of a weight a table row means: E's row is the token's id (+1), P's the
-    position, any other weight's the row number."""
+    """The row of a weight a table row means: E's row is the token's id (+1) (written as
+    the id, the prompt position or the vocabulary piece), P's the position, any other
+    weight's the row number."""
     if param == "E":
         if row.id is not None:
             return row.id + 1
         if row.position is not None:
             return derivation.case.ids[row.position - 1] + 1
+        if row.piece is not None and row.piece in derivation.case.pieces:  # a row keyed by its token alone
+            return derivation.case.pieces.index(row.piece) + 1
     return row.number or row.position
 
 

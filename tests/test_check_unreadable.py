@@ -111,3 +111,25 @@ def test_arithmetic_in_a_table_cell_is_judged(derivation):
     table = "piece\tshape\ttoy\nembedding table \\(E\\)\t\\(V \\times d\\)\t12 × 4 = {}\nMLP\twidth\t32 + 32 = 64\n"
     assert [v.status for v in Checker(derivation).check_text(table.format(48))] == ["correct", "correct"]
     assert [v.status for v in Checker(derivation).check_text(table.format(46))] == ["wrong", "correct"]
+
+
+@pytest.mark.parametrize("opening, closing", [("\\[", "\\]"), ("$$", "$$")])
+def test_a_matrix_over_several_lines_is_one_value(derivation, opening, closing):
+    """A bmatrix whose rows are on lines of their own (as people type LaTeX) is read as one
+    value, on the line where it starts; a wrong entry in its second row is wrong."""
+    def text(u):
+        return f"{opening}\nu_5 = \\begin{{bmatrix}}\n{u[0]} & {u[1]} \\\\\n{u[2]} & {u[3]}\n\\end{{bmatrix}}\n{closing}\n"
+    [v] = Checker(derivation).check_text(text(U5))
+    assert (v.status, v.line, v.written) == ("correct", 2, U5), v.message
+    [v] = Checker(derivation).check_text(text(U5[:3] + ["1.733"]))
+    assert v.status == "wrong", v.message
+
+
+def test_a_gradient_table_keyed_by_token_alone(derivation):
+    """The seed's table of dL/dE_i without its id column: the row of ␣the is E's row for
+    id 1 (the seed page's printed gradient); a flipped sign is wrong."""
+    table = "| token | $\\partial L / \\partial E_i$ |\n|---|---|\n| ␣the | [{}] |\n"
+    [v] = Checker(derivation).check_text(table.format(", ".join(GRAD_THE)))
+    assert v.status == "correct", v.message
+    [v] = Checker(derivation).check_text(table.format(", ".join(["0.011"] + GRAD_THE[1:])))
+    assert v.status == "wrong", v.message

@@ -136,3 +136,40 @@ def test_a_line_that_follows_from_the_lines_before_it_is_explained(derivation):
     assert "written on line 2," in verdicts[2].message and "line 1" not in verdicts[2].message
     [alone] = Checker(derivation).check_text(f"u_5 = {from_written}")
     assert alone.status == "wrong", alone.message
+
+
+def _table(heading: str, header: list[str], rows: list[list[str]]) -> str:
+    lines = [heading, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+@pytest.mark.parametrize("heading, mu, sigma", [
+    ("## LayerNorm before the MLP", "mu2", "sigma2"),
+    ("## LayerNorm before attention", "mu", "sigma"),
+])
+def test_statistic_columns_belong_to_their_tables_layernorm(derivation, heading, mu, sigma):
+    """A mu/sigma column under the second LayerNorm's heading is the second LayerNorm's
+    (hand_reference's mu2, sigma2: sigma'_5 = 1.041 on the seed's path), not the first's;
+    the first LayerNorm's values under that heading are wrong."""
+    o = R.forward()
+    pieces = [R.PIECES[i] for i in R.IDS]
+    rows = [[f"`{p}`", R.text(o[mu][t]), R.text(o[sigma][t])] for t, p in enumerate(pieces)]
+    verdicts = Checker(derivation).check_text(_table(heading, ["token", "$\\mu$", "$\\sigma$"], rows))
+    assert len(verdicts) == 10 and all(v.status == "correct" for v in verdicts), [v.message for v in verdicts]
+    other = {"mu2": "mu", "sigma2": "sigma", "mu": "mu2", "sigma": "sigma2"}
+    swapped = [[r[0], R.text(o[other[sigma]][t]), R.text(o[other[sigma]][t])] for t, r in enumerate(rows)]
+    verdicts = Checker(derivation).check_text(_table(heading, ["token", "$\\mu$", "$\\sigma$"], swapped))
+    assert any(v.status == "wrong" for v in verdicts[1::2]), [v.message for v in verdicts]
+
+
+def test_a_gelu_column_is_judged_row_by_row(derivation):
+    """Each row of a GELU column is that row's g_t (hand_reference's tanh GELU of the MLP's
+    hidden row), not g_5's; row 1 written with row 5's values is wrong."""
+    o = R.forward()
+    pieces = [R.PIECES[i] for i in R.IDS]
+    rows = [[f"`{p}`", R.vector(o["g"][t])] for t, p in enumerate(pieces)]
+    verdicts = Checker(derivation).check_text(_table("## MLP", ["token", "GELU (tanh form)"], rows))
+    assert [v.status for v in verdicts] == ["correct"] * 5, [v.message for v in verdicts]
+    rows[0][1] = R.vector(o["g"][4])
+    verdicts = Checker(derivation).check_text(_table("## MLP", ["token", "GELU (tanh form)"], rows))
+    assert [v.status for v in verdicts] == ["wrong"] + ["correct"] * 4, [v.message for v in verdicts]
