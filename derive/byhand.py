@@ -460,7 +460,8 @@ class ByHand:
                     row = Name("a", position=position, index="j")
                     where = f" of head {head}" + (f", block {block}" if block and len(self.derivation.case.blocks) > 1
                                                   else "")
-                notes.append(SumNote(row, where, members, terms, exact_text(total)))
+                notes.append(SumNote(row, where, members, terms,
+                                      exact_text(total, 12 + max(len(t) for t in terms))))
         return notes
 
     def _row_sizes(self) -> dict[tuple, int]:

@@ -39,7 +39,7 @@ class Rounder:
         """
         out: dict[Ref, str] = {}
         pending = list(dict.fromkeys(refs))
-        prec = START_PREC
+        prec = max(START_PREC, _bits_for(fmt))
         while pending and prec <= MAX_PREC:
             ev_prec = self.evaluator.evaluation(prec).prec
             still = []
@@ -49,11 +49,12 @@ class Rounder:
                 except TooLarge as exc:
                     label = self.evaluator.graph.nodes[ref.id].meta.label
                     raise EvaluationError(f"{label}: {exc}", file=self.file) from None
-                if text is None and prec == START_PREC:
+                if text is None and prec == START_PREC and _on_boundary(self.evaluator.value(ref, ev_prec), fmt):
                     # A ball that still touches a rounding boundary at START_PREC bits is
                     # almost always a rational sitting on it (an e^s / e^s = 1 weight times
                     # a rational value): try its exact form before re-evaluating the whole
                     # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
+                    # A ball as wide as the last digit only lacks precision: no SymPy for it.
                     text = self._exact_rational(ref, fmt)
                 if text is None:
                     still.append(ref)
@@ -82,3 +83,22 @@ class Rounder:
             return None
         known = self.forms.rational(ref.id)
         return None if known is None else format_fraction(known, fmt)
+
+
+def _bits_for(fmt: Format) -> int:
+    """Bits a value of size about 1 needs for its last printed digit, with 64 to spare
+    (34 places: 177 bits; the default 3 places stay at START_PREC)."""
+    digits = fmt.places if fmt.places is not None else fmt.sig
+    return int(digits * 3.33) + 64
+
+
+def _on_boundary(value, fmt: Format) -> bool:
+    """Whether an undecided ball is far narrower than its last printed digit (10^6 times),
+    so it sits on a rounding boundary (likely a rational: worth the exact path), rather
+    than being too wide for the places asked (which only more precision decides)."""
+    if not hasattr(value, "rad"):
+        return True
+    radius = value.rad()
+    if fmt.places is not None:
+        return radius * 10 ** (fmt.places + 6) < 1
+    return radius * 10 ** (fmt.sig + 6) < abs(value.mid())
