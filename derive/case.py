@@ -13,6 +13,7 @@ d_model x d_mlp, ``W_2`` is d_mlp x d_model, ``W_U`` is d_model x V (or ``"tied"
 from __future__ import annotations
 
 import difflib
+import os
 import tomllib
 from dataclasses import dataclass, field, make_dataclass
 from decimal import Decimal, InvalidOperation
@@ -28,8 +29,14 @@ Matrix = list[list[Fraction]]
 Vector = list[Fraction]
 
 SPACE = "\u2423"  # ␣, a leading space in a vocabulary piece
-TOP_LEVEL = ("name", "title", "source", "weights", "vocab", "prompt", "input", "conventions", "model", "blocks")
+TOP_LEVEL = ("name", "title", "source", "weights", "vocab", "prompt", "input", "conventions", "model", "blocks",
+             "limits")
 MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (1e999999999 would hang)
+# What a case may ask for before derive refuses it, checked first; a case raises one on purpose
+# with a [limits] table (docs/case-format.md, "Limits"), the file size with DERIVE_MAX_CASE_MB.
+LIMITS = {"digits": 400,  # digits of one number as written (numerator or denominator, or the decimal)
+          "context_length": 1_000_000}  # model.context_length (positions derive may be asked about)
+MAX_CASE_MB = 16  # the case file's size (a safetensors file holds large weights)
 OPERATIONS = registry.load()  # every operation of rules/, registered
 NORM_SLOTS = {"ln1": ("attention",), "ln2": ("mlp", "layers")}  # a block's norm slots, before which sublayer
 DEFAULT_SUBLAYERS = ("attention", "mlp")  # a block's sublayers when it does not say (a stack of layers
@@ -212,6 +219,15 @@ def load_case(name_or_path: str) -> Case:
             or an unknown convention; the message names the file and the field.
     """
     path = resolve(name_or_path)
+    limit = _max_case_mb(str(path))
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > limit * 10**6:
+        raise CaseError(f"is {size / 10**6:.1f} MB, more than the limit of {limit:g} MB", file=str(path),
+                        expected=f"a case file of at most {limit:g} MB, with large weights in a safetensors file; "
+                        "DERIVE_MAX_CASE_MB=N raises it on purpose")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
     except (OSError, UnicodeDecodeError) as exc:
@@ -224,6 +240,40 @@ def load_case(name_or_path: str) -> Case:
                         expected="a TOML document as in docs/case-format.md") from None
     tensors = weights.merge(data, str(path), *WEIGHT_FIELDS) if "weights" in data else {}
     return _Reader(str(path), data, tensors).case()
+
+
+def _max_case_mb(file: str) -> float:
+    """The largest case file read, in MB: :data:`MAX_CASE_MB`, or ``DERIVE_MAX_CASE_MB``.
+
+    Raises:
+        CaseError: when the variable is not a positive number."""
+    text = os.environ.get("DERIVE_MAX_CASE_MB")
+    if text is None:
+        return MAX_CASE_MB
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise CaseError(f"DERIVE_MAX_CASE_MB = {text[:40]!r} is not a positive number", file=file,
+                        expected="a size in MB, such as 64")
+    return value
+
+
+def _digits(value) -> int:
+    """The digits of a number as the case writes it (``0.125``: 3, ``"1/7"``: 2, ``12``:
+    2; a decimal counts the places of its denominator: ``0.0001``: 4), counted without
+    turning it into text first (an int of 10^5 digits has no text)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(1, int(abs(value).bit_length() * 0.30103) + 1)
+    if isinstance(value, Decimal):  # 0.0001 has 4 digits (its denominator, 10^4); 1e999 one (its size is bounded apart)
+        sign, digits, exponent = value.as_tuple()
+        return max(len(digits), -exponent) if isinstance(exponent, int) else len(digits)
+    if isinstance(value, str):
+        return sum(ch.isdigit() for ch in value)
+    return 0
 
 
 def _describe(value) -> str:
@@ -260,6 +310,24 @@ class _Reader:
         self.path = path
         self.data = data
         self.tensors = tensors or {}  # fields read from the weights file: field -> tensor name
+        self.limits = self.read_limits()
+
+    def read_limits(self) -> dict[str, int]:
+        """:data:`LIMITS`, with the case's own ``[limits]`` (positive integers) in their place."""
+        given = self.data.get("limits", {})
+        if not isinstance(given, dict):
+            raise self.fail("limits", f"is {_describe(given)}", "a table [limits]")
+        self.known(given, "limits.", list(LIMITS))
+        for key, value in given.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise self.fail(f"limits.{key}", f"{_describe(value)} is not a positive integer",
+                                f"a positive integer (default {LIMITS[key]})")
+        return {**LIMITS, **given}
+
+    def over(self, key: str, where: str, what: str) -> CaseError:
+        """The error for a value past the limit ``key``, naming the limit and how to raise it."""
+        return self.fail(where, f"{what}, more than the limit of {self.limits[key]}",
+                         f"at most {self.limits[key]}; a [limits] table with {key} = N raises it on purpose")
 
     def fail(self, field_name: str, message: str, expected: str | None = None) -> CaseError:
         """The error about ``field_name``; a field read from the weights file names that
@@ -302,6 +370,9 @@ class _Reader:
             raise self.fail(where, f"{_describe(value)} is not a number", NUMBER_FORMS)
         if isinstance(value, Fraction):  # a weight from a safetensors file: a finite float, exact
             return value
+        digits = _digits(value)
+        if digits > self.limits["digits"]:  # checked before any arithmetic on it
+            raise self.over("digits", where, f"a number of {digits} digits")
         exponent = _decimal_exponent(value)  # checked first: Fraction(Decimal("1e999999999")) would hang
         if exponent is None or abs(exponent) <= MAX_EXPONENT:
             try:
@@ -793,6 +864,8 @@ class _Reader:
         if not isinstance(value, int) or isinstance(value, bool) or value < max(rows, 1):
             raise self.fail("model.context_length", _describe(value),
                             f"an integer >= {max(rows, 1)} (the prompt's length)")
+        if value > self.limits["context_length"]:
+            raise self.over("context_length", "model.context_length", f"{_describe(value)} positions")
         if p_rows is not None and p_rows > value:
             raise self.fail("model.P", f"has {p_rows} rows but model.context_length = {value}",
                             f"at most {value} rows")

@@ -36,6 +36,7 @@ AGREE_BITS = 100  # a certified agreement of p and p' to 100 bits (30 digits), r
 SHIFT = 10  # the seed's constant: "add 10 to all the logits of the last row"
 TEMPERATURES = (Fraction(1, 2), Fraction(1), Fraction(2))
 ORDERS = ("sin-cos", "cos-sin")
+MAX_ROTATION_POSITIONS = 128  # the rotation check's positions: n^2 / 2 (pos, k) pairs, each exact (8,128 here)
 
 
 @dataclass
@@ -90,7 +91,8 @@ def _pair(i: int, d: int, layout: str) -> tuple[int, int]:
 
 def rotation(case: Case, order: str = "sin-cos") -> Result:
     """Check PE[pos+k] = R_k PE[pos] for every pos and k >= 1 with pos + k among the
-    case's positions (``model.context_length`` of them when given, else the prompt's).
+    case's positions (``model.context_length`` of them when given, else the prompt's; the
+    first :data:`MAX_ROTATION_POSITIONS` of them, said in the result, when there are more).
 
     The table is the case's sinusoids as derive builds them (:func:`derive.rules.positions.
     sinusoids`); a case with learned positions gets a sinusoid table for its d_model (said
@@ -122,6 +124,8 @@ def rotation(case: Case, order: str = "sin-cos") -> Result:
     if n < 2:
         raise DeriveError(f"the rotation check needs two positions or more; the case has {n}", file=case.path,
                           field="prompt", expected="a prompt of two tokens or more, or model.context_length")
+    whole = n
+    n = min(n, MAX_ROTATION_POSITIONS)  # n^2 / 2 pairs, each checked exactly
     graph = Graph()
     table = sinusoids(graph, case, n)
     forms = _forms(graph)
@@ -160,7 +164,8 @@ def rotation(case: Case, order: str = "sin-cos") -> Result:
                 worst = max(worst, abs(approx(values[table[t + k][r]]) - rotated))
     first = conv.first_position
     lines.append(f"PE[pos+k] = R_k PE[pos] for pos = {first}..{first + n - 1} ({n} positions"
-                 + (", model.context_length" if case.context_length else ", the prompt's") + f"), k >= 1: "
+                 + (f": the first {n} of model.context_length = {whole}" if whole > n else
+                    ", model.context_length" if case.context_length else ", the prompt's") + f"), k >= 1: "
                  f"{pairs} (pos, k) pairs, {d // 2} frequency pairs each; R_k built from k alone, "
                  f"2x2 blocks in the ({order.replace('-', ', ')}) order, {conv.sinusoid_layout} columns.")
     lines.append("Exact (SymPy): expand_trig(R(phi) (sin a, cos a) - (sin(a+phi), cos(a+phi))) = "

@@ -1,0 +1,78 @@
+"""Issue 13, "Limits on input, checked first": a case that asks for more than derive can
+do in seconds is refused at once, with one line that names the field and the limit and
+says how to raise it on purpose; the same case within a raised limit is read.
+
+The 50 MB file, the 10^5-digit decimal and the 10^5-digit denominator are the issue's own
+examples (each ran for minutes or printed a 100 KB message before).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from derive.case import load_case
+from derive.errors import CaseError
+from test_bad_input import BASE, assert_clean_error, edit, run, run_case
+
+
+def first_weight(text: str) -> str:
+    """cat-climbed with E's first entry (-0.5, the row of `the`) written as ``text``."""
+    return edit("[-0.5, -0.5,  0,    1  ],  # the", f"[{text}, -0.5,  0,    1  ],  # the")
+
+
+@pytest.mark.parametrize("written, digits", [
+    ("0." + "1" * 100_000, 100_000),
+    ('"1/' + "7" * 100_000 + '"', 100_001),
+    ("1" * 401, 401),
+])
+def test_a_number_with_too_many_digits_is_refused_at_once(tmp_path, written, digits):
+    start = time.perf_counter()
+    result, path = run_case(tmp_path, first_weight(written), "--step", "tokens")
+    line = assert_clean_error(result, path, "model.E row 1, column 1", f"{digits} digits",
+                              "limit of 400", "[limits]")
+    assert len(line) < 300  # the number itself is not echoed
+    assert time.perf_counter() - start < 30  # (a bound on a hang, not a timing goal)
+
+
+def test_the_digits_limit_can_be_raised_on_purpose(tmp_path):
+    """401 digits with [limits] digits = 500: read, and the weight is that exact number."""
+    path = tmp_path / "raised.toml"
+    path.write_text(first_weight("0." + "0" * 399 + "1") + "\n[limits]\ndigits = 500\n", encoding="utf-8")
+    case = load_case(str(path))
+    assert case.E[0][0] * 10 ** 400 == 1
+
+
+def test_a_case_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "big.toml"
+    path.write_text(BASE + "\n# " + "x" * 17_000_000 + "\n", encoding="utf-8")
+    assert_clean_error(run("run", str(path)), str(path), "17.0 MB", "limit of 16 MB", "DERIVE_MAX_CASE_MB")
+    monkeypatch.setenv("DERIVE_MAX_CASE_MB", "20")
+    assert load_case(str(path)).d_model == 4
+    monkeypatch.setenv("DERIVE_MAX_CASE_MB", "lots")
+    with pytest.raises(CaseError, match="DERIVE_MAX_CASE_MB"):
+        load_case(str(path))
+
+
+def test_a_context_length_past_the_limit_is_refused(tmp_path):
+    text = edit("context_length = 8", "context_length = 100000000000000000000000000000")
+    result, path = run_case(tmp_path, text)
+    assert_clean_error(result, "model.context_length", "limit of 1000000", "[limits] table with context_length")
+
+
+def test_unknown_or_bad_limits_are_named(tmp_path):
+    result, _ = run_case(tmp_path, BASE + "\n[limits]\ndigit = 500\n")
+    assert_clean_error(result, "limits.digit", "did you mean digits?")
+    result, _ = run_case(tmp_path, BASE + "\n[limits]\ndigits = 0\n")
+    assert_clean_error(result, "limits.digits", "a positive integer (default 400)")
+
+
+def test_the_rotation_check_of_a_long_context_is_bounded(tmp_path):
+    """verify rotation with context_length = 10^6 (9.4 GB at 10^29 before) checks the first
+    128 positions, and says so."""
+    path = tmp_path / "long.toml"
+    path.write_text(edit("context_length = 8", "context_length = 1000000"), encoding="utf-8")
+    result = run("verify", str(path), "rotation")
+    assert result.exit_code == 0, result.output
+    assert "the first 128 of model.context_length = 1000000" in " ".join(result.output.split())
