@@ -35,7 +35,7 @@ from .evaluate import MAX_PREC, START_PREC
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
-from .rounding import Format, format_value
+from .rounding import Format, decade_fraction, format_value
 from .steps import Ref
 
 READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
@@ -182,15 +182,36 @@ def is_number(text: str | None) -> bool:
     return True
 
 
+MAX_SUM_PLACES = 60  # a softmax sum note is written when its total has at most this many places
+# (terms printed to 3 figures as 3.72e-434295 add up to 1 + 3.72e-434295: no reader sees that)
+
+
 def exact_text(q: Fraction, max_places: int = 12) -> str:
-    """A rational as a terminating decimal when it has one (``0.4935``), else ``p/q``."""
-    for places in range(0, max_places + 1):
-        scaled = q * 10 ** places
-        if scaled.denominator == 1:
-            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-            body = digits[:-places] + "." + digits[-places:] if places else digits
-            return ("-" if q < 0 else "") + body
-    return f"{q.numerator}/{q.denominator}"
+    """A rational as a terminating decimal when it has one of at most ``max_places``
+    places (``0.4935``), else ``p/q``."""
+    places = _places_of(q)
+    if places is None or places > max_places:
+        return f"{q.numerator}/{q.denominator}"
+    digits = str(abs(q.numerator * 10 ** places // q.denominator)).rjust(places + 1, "0")
+    body = digits[:-places] + "." + digits[-places:] if places else digits
+    return ("-" if q < 0 else "") + body
+
+
+def _places_of(q: Fraction) -> int | None:
+    """The places a terminating decimal needs (the larger power of 2 or 5 in its
+    denominator: 3/8 needs 3); None for any other rational. In O(log) divisions: a sum of
+    probabilities of about 10^-434294 has a denominator of 1.4 million bits."""
+    den = q.denominator
+    twos = (den & -den).bit_length() - 1
+    den >>= twos
+    powers = [5]  # 5, 5^2, 5^4, ... while they divide den
+    while den % powers[-1] == 0:
+        powers.append(powers[-1] ** 2)
+    fives = 0
+    for k in reversed(range(len(powers) - 1)):
+        if den % powers[k] == 0:
+            den, fives = den // powers[k], fives + 2 ** k
+    return max(twos, fives) if den == 1 else None
 
 
 def is_tie(q: Fraction, fmt: Format) -> bool:
@@ -200,12 +221,7 @@ def is_tie(q: Fraction, fmt: Format) -> bool:
         return False
     places = fmt.places
     if places is None:
-        mag, e = abs(q), 0
-        while Fraction(10) ** (e + 1) <= mag:
-            e += 1
-        while Fraction(10) ** e > mag:
-            e -= 1
-        places = fmt.sig - 1 - e
+        places = fmt.sig - 1 - decade_fraction(q)
     scaled = q * Fraction(10) ** places
     return (scaled - (scaled.numerator // scaled.denominator)) == Fraction(1, 2)
 
@@ -452,7 +468,7 @@ class ByHand:
             if not all(is_number(t) for t in terms):
                 continue
             total = sum(printed_fraction(t) for t in terms)
-            if total != 1:
+            if total != 1 and (_places_of(total) or 0) <= MAX_SUM_PLACES:
                 if symbol == "p":  # p_t when the loss reads several rows (loss = "mean"), else p
                     several = len(self.derivation.outputs.get("rows") or {}) > 1
                     row, where = Name("p", position=position if several else None), " (softmax over the vocabulary)"
@@ -461,7 +477,7 @@ class ByHand:
                     where = f" of head {head}" + (f", block {block}" if block and len(self.derivation.case.blocks) > 1
                                                   else "")
                 notes.append(SumNote(row, where, members, terms,
-                                      exact_text(total, 12 + max(len(t) for t in terms))))
+                                      exact_text(total, MAX_SUM_PLACES)))
         return notes
 
     def _row_sizes(self) -> dict[tuple, int]:

@@ -100,10 +100,10 @@ def round_ball_to_int(y: arb, mode: str) -> int | None:
 
 # --------------------------------------------------------------------------- decades
 
-def _decade_fraction(q: Fraction) -> int:
+def decade_fraction(q: Fraction) -> int:
     """floor(log10 |q|) for q != 0, exactly."""
     a, b = abs(q.numerator), q.denominator
-    e = len(str(a)) - len(str(b))
+    e = int((a.bit_length() - b.bit_length()) * 0.30102999566398)  # within one of the answer
     while Fraction(10) ** e > Fraction(a, b):
         e -= 1
     while Fraction(10) ** (e + 1) <= Fraction(a, b):
@@ -161,7 +161,7 @@ def format_fraction(q: Fraction, fmt: Format) -> str:
         return _text(n, fmt.places, q < 0, fmt)
     if q == 0:
         return _text(0, max(fmt.sig - 1, 0), False, fmt)
-    e = _decade_fraction(q)
+    e = decade_fraction(q)
     n = round_fraction_to_int(q * Fraction(10) ** (fmt.sig - 1 - e), fmt.mode)
     if abs(n) == 10 ** fmt.sig:  # rounded up into the next decade
         e, n = e + 1, n // 10
