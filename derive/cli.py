@@ -12,19 +12,18 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+# What every command needs; a module only some commands use (the JSON export, the document
+# renderers and their Jinja2 templates, the name parser and its Lark grammar, the checker)
+# is imported inside the command that uses it, so that `derive run` does not pay for it.
 from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
-from .cells import Printer, step_refs
 from .derivation import derive
 from .errors import DeriveError
-from .export_json import records
 from .output import write_atomic
-from .render_doc import HEAD_ROWS, TAIL_ROWS
-from .render_latex import ROW_LIMIT
 from .printing import counted
-from .render_rich import natural_width, render_steps
 from .rounding import MINUS, MODES, Format
+from .steps import HEAD_ROWS, ROW_LIMIT, TAIL_ROWS
 
 app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -143,16 +142,25 @@ def run(
                                                "json: one record per scalar quantity."),
     output: OutputOpt = None,
     width: WidthOpt = None,
+    exact_forms: bool = typer.Option(True, "--exact-forms/--no-exact-forms", help="json: each record's `exact` "
+                                     "field holds the fraction, closed form or definition (the default); "
+                                     "--no-exact-forms: the fraction of a rational value and null for any other, "
+                                     "much faster on a large case."),
 ) -> None:
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
     exact and correctly rounded, printed step by step as a worked example in a book."""
+    from .cells import Printer, step_refs
+    from .render_rich import render_steps
+
     json_out = output_format == OutputFormat.json
     fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
     try:
         derivation = derive(load_case(case))
-        if json_out:
+        if json_out:  # streamed: one record at a time, never the whole list or text
+            from .export_json import iter_records, json_chunks
+
             only = None if step is None else {r for s in select_steps(derivation, step) for r in step_refs(s)}
-            text = json.dumps(records(derivation, fmt, only), ensure_ascii=False, indent=1) + "\n"
+            text = json_chunks(iter_records(derivation, fmt, only, exact_forms))
         else:
             steps = select_steps(derivation, step)
             printer = Printer(derivation, fmt, carry.value)
@@ -162,7 +170,8 @@ def run(
     except DeriveError as exc:
         fail(exc)
     if json_out and output is None:
-        sys.stdout.write(text)
+        for chunk in text:
+            sys.stdout.write(chunk)
         return
     if output is not None:
         if text is None:
@@ -185,6 +194,8 @@ def page_console(width: Optional[int], renderable, **options) -> Console:
     ``COLUMNS``), or for a file or a pipe the widest table's own width (at least 120), so
     nothing is split that need not be; a table wider than the page is split into column
     groups, never cut (see :class:`derive.render_rich.WholeTable`)."""
+    from .render_rich import natural_width
+
     to_file = options.get("file") is not None
     if width is None and (to_file or not sys.stdout.isatty() and not os.environ.get("COLUMNS")):
         width = max(120, natural_width(renderable))
@@ -313,6 +324,7 @@ def explain_command(
 ) -> None:
     """Explain one quantity: its definition, its inputs (exact and printed), the reader's
     calculation from the printed inputs, the exact one, and why their last digits differ."""
+    from .cells import Printer
     from .explain import explain
     from .names import find
 

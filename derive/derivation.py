@@ -115,6 +115,10 @@ class Derivation:
         """The exact form as text: the fraction, a compact closed form, or the definition."""
         return self.forms.exact_text(ref)
 
+    def fraction_text(self, ref: Ref) -> str | None:
+        """The value as a fraction when it is rational, else None (:meth:`ExactForms.fraction_text`)."""
+        return self.forms.fraction_text(ref)
+
     # ------------------------------------------------------------------ catalogue
     def meta(self, ref: Ref) -> Meta:
         """The metadata of the quantity a ref points at."""

@@ -88,6 +88,14 @@ class ExactForms:
             return self.definition(node_id)
         return sympy.Symbol(node.meta.label)
 
+    def fraction_text(self, ref: Ref) -> str | None:
+        """The value as a fraction (``-3/8``, ``0``) when it is rational, else None: the
+        cheap part of :meth:`exact_text`, with no SymPy."""
+        v = self.evaluator.value(ref)
+        if not is_exact(v):
+            return None
+        return str(int(v.p)) if v.q == 1 else f"{int(v.p)}/{int(v.q)}"
+
     def exact_text(self, ref: Ref) -> str:
         """The exact form as text: the fraction, a compact closed form, or the definition.
         A forward quantity the exact path has already found rational (see

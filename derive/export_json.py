@@ -19,26 +19,54 @@ certified enclosure, half-even).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
 from .derivation import VALUE_FORMAT, Derivation
 from .rounding import Format
 
 
-def records(derivation: Derivation, fmt: Format, only: set | None = None) -> list[dict]:
+def iter_records(derivation: Derivation, fmt: Format, only: set | None = None,
+                 exact_forms: bool = True) -> Iterator[dict]:
     """The records of every given weight and every named quantity, in the order they are
-    computed; with ``only`` (a set of refs, e.g. those one step shows), of those alone."""
+    computed, one at a time (a large case's list is never held whole); with ``only`` (a
+    set of refs, e.g. those one step shows), of those alone. Without ``exact_forms`` the
+    ``exact`` field is the fraction of a rational value and None for any other (its
+    closed form or definition, built with SymPy, is most of a large case's export time).
+
+    Every value is rounded before this returns, so a rounding error
+    (:class:`~derive.errors.EvaluationError`) is raised here, before the first record."""
     given = set(derivation.given())
     refs = [r for r in derivation.given() + derivation.quantities() if only is None or r in only]
     decimals = derivation.decimals(refs, fmt)
     values = derivation.decimals(refs, VALUE_FORMAT)
-    out = []
-    for ref in refs:
+    exact = derivation.exact_text if exact_forms else derivation.fraction_text
+
+    def one(ref) -> dict:
         meta = derivation.meta(ref)
         symbol = "given" if ref in given else ref.phase if ref.phase in ("grad", "updated") else meta.symbol
-        out.append({
+        return {
             "symbol": symbol, "label": meta.label, "block": meta.block, "head": meta.head,
             "position": meta.position, "index": meta.index, "norm": meta.norm,
             "param": meta.param if symbol in ("given", "grad", "updated") else None, "token": meta.token,
             "after_step": ref.phase == "after",
-            "exact": derivation.exact_text(ref), "decimal": decimals[ref], "value": values[ref],
-        })
-    return out
+            "exact": exact(ref), "decimal": decimals[ref], "value": values[ref],
+        }
+
+    return (one(ref) for ref in refs)
+
+
+def records(derivation: Derivation, fmt: Format, only: set | None = None, exact_forms: bool = True) -> list[dict]:
+    """:func:`iter_records` as a list."""
+    return list(iter_records(derivation, fmt, only, exact_forms))
+
+
+def json_chunks(rows) -> Iterator[str]:
+    """The text of ``json.dumps(list(rows), ensure_ascii=False, indent=1) + "\\n"``, one
+    record at a time, for writing as it is made."""
+    first = True
+    for row in rows:
+        body = json.dumps(row, ensure_ascii=False, indent=1).replace("\n", "\n ")
+        yield ("[\n " if first else ",\n ") + body
+        first = False
+    yield "[]\n" if first else "\n]\n"

@@ -17,13 +17,16 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import DeriveError
 
 
-def write_atomic(path: str | Path, text: str | bytes) -> None:
-    """Write ``text`` (UTF-8; bytes as they are) to ``path`` as the module docstring says.
+def write_atomic(path: str | Path, text: str | bytes | Iterable[str]) -> None:
+    """Write ``text`` (UTF-8; bytes as they are; an iterable of strings, such as the JSON
+    export's records, written as they come without the whole text ever held) to ``path``
+    as the module docstring says.
 
     A regular file is written atomically: the text goes to an unnamed temporary file in
     the same folder (Linux ``O_TMPFILE``; elsewhere a hidden temporary name), flushed to
@@ -36,14 +39,15 @@ def write_atomic(path: str | Path, text: str | bytes) -> None:
             unwritable folder (naming the path).
     """
     if str(path) == "-":
-        if isinstance(text, str):
-            sys.stdout.write(text)
-        else:
+        if isinstance(text, (bytes, bytearray)):
             sys.stdout.flush()
             sys.stdout.buffer.write(text)
+        else:
+            for piece in [text] if isinstance(text, str) else text:
+                sys.stdout.write(piece)
         sys.stdout.flush()
         return
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    data = _encoded(text)
     if not str(path):
         raise DeriveError("-o needs a file name (or - for the standard output)", file="-o")
     target = Path(os.path.realpath(path))  # a link: the file it points to
@@ -67,30 +71,45 @@ def write_atomic(path: str | Path, text: str | bytes) -> None:
         raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
 
 
-def _write_through(target: Path, data: bytes, path) -> None:
+def _encoded(text: str | bytes | Iterable[str]) -> Iterator[bytes]:
+    """``text`` as UTF-8 byte chunks (see :func:`write_atomic`)."""
+    if isinstance(text, (bytes, bytearray)):
+        yield bytes(text)
+    elif isinstance(text, str):
+        yield text.encode("utf-8")
+    else:
+        for piece in text:
+            yield piece.encode("utf-8")
+
+
+def _write_through(target: Path, data: Iterator[bytes], path) -> None:
     """Write into a device, FIFO or socket as it is (no rename: it must stay what it is)."""
     try:
         with open(target, "wb") as handle:
-            handle.write(data)
+            for chunk in data:
+                handle.write(chunk)
     except OSError as exc:
         raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
 
 
-def _replace(target: Path, data: bytes, mode: int) -> None:
+def _replace(target: Path, data: Iterator[bytes], mode: int) -> None:
     """Put ``data`` at ``target`` by one rename of a complete, synced file with ``mode``."""
     folder = str(target.parent)
     try:
-        fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, mode)
+        fd = os.open(folder, os.O_TMPFILE | os.O_RDWR, mode)
     except (AttributeError, OSError):  # no O_TMPFILE here (or not on this file system)
         fd = None
     if fd is not None:
         try:
             _write_all(fd, data, mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
             tmp = _free_name(target)
             os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
-        except OSError:
-            os.close(fd)
-            fd = None  # e.g. no /proc: the named temporary file below
+        except OSError:  # e.g. no /proc: the named temporary file below, with what fd holds
+            data = _read_back(fd)
         else:
             os.close(fd)
             _rename(tmp, target)
@@ -107,12 +126,23 @@ def _replace(target: Path, data: bytes, mode: int) -> None:
     _rename(tmp, target)
 
 
-def _write_all(fd: int, data: bytes, mode: int) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _write_all(fd: int, data: Iterator[bytes], mode: int) -> None:
+    for chunk in data:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view):]
     os.fsync(fd)
     os.fchmod(fd, mode)
+
+
+def _read_back(fd: int) -> Iterator[bytes]:
+    """What an open file holds, from its start, in blocks; closes it at the end."""
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while block := os.read(fd, 1 << 20):
+            yield block
+    finally:
+        os.close(fd)
 
 
 def _rename(tmp: str, target: Path) -> None:

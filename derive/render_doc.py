@@ -33,11 +33,10 @@ from .name import after_step, grad_of
 from .name_parser import parse_name
 from .printing import RichText, counted, latex, plain_label
 from .rounding import Format
-from .steps import Ref, Step, Table, Vec
+from .steps import HEAD_ROWS, TAIL_ROWS, Ref, Step, Table, Vec
 from .templates import Templates, Words
 
 SHORT_FORM = 40  # TeX characters: an exact form shorter than this shares its row with others
-HEAD_ROWS, TAIL_ROWS = 5, 3  # the rows a summarised table shows (see elide_rows)
 NOTE_LIMIT = 8  # the notes a summarised table shows (the rest are counted, see omitted_notes)
 MODE_WORDS = {"half-away": "half away from zero", "half-even": "half to even", "down": "toward zero",
               "floor": "down (floor)", "ceiling": "up (ceiling)"}

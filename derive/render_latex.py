@@ -17,6 +17,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .notation import SPACE, is_number, number_tex
 from .printing import plain_label
+from .steps import ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
 from .render_doc import Cell, DocumentRenderer, Number, StepView, TableView
 
 PACKAGES = r"""\usepackage[T1]{fontenc}
@@ -61,7 +62,6 @@ TEXT_ESCAPES = {
     "\u03b5": r"\ensuremath{\varepsilon}", "\u2202": r"\ensuremath{\partial}",
 }
 ROWS_PER_PART = 40  # a longer table is cut into parts that each fit a page
-ROW_LIMIT = 16  # a longer table is summarised: its first and last rows (--all-rows: every row)
 # Each tabular is preceded by this comment: which rows of the table (1-based, a gap row
 # counted) and which of its columns it holds; "continued" when it is not the table's first.
 PART = "%% derive: %(continued)srows %(first)d-%(last)d, columns %(columns)s"

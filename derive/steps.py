@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
+# How a document summarises a long table (derive latex/markdown/html, without --all-rows): a
+# table of more than ROW_LIMIT rows shows its first HEAD_ROWS and last TAIL_ROWS rows. Kept
+# here, with the table model, so that the CLI's help can name them without importing a renderer.
+ROW_LIMIT = 16
+HEAD_ROWS, TAIL_ROWS = 5, 3
+
 
 class Ref(NamedTuple):
     """One scalar quantity of an evaluation.

@@ -122,6 +122,19 @@ def test_public_api_is_lazy(tmp_path):
     assert "derive.rounding" in modules and "derive.derivation" not in modules
 
 
+def test_run_loads_only_what_it_prints(tmp_path):
+    """``derive run`` (issue 12, start-up) imports no document renderer, no Jinja2 templates,
+    no Lark grammar, no checker and no numpy or safetensors: those are for other commands."""
+    code = ("from typer.testing import CliRunner; from derive.cli import app; "
+            "result = CliRunner().invoke(app, ['run', 'cat-climbed']); "
+            "assert result.exit_code == 0 and 'z_roof' in result.output.replace(chr(0x2423), ''), result.output")
+    modules = set(loaded_by(code, tmp_path))
+    assert "derive.render_rich" in modules and "derive.byhand" in modules  # the run did print its tables
+    unwanted = {"jinja2", "lark", "numpy", "safetensors", "derive.render_doc", "derive.render_latex",
+                "derive.templates", "derive.name_parser", "derive.check", "derive.export_json"}
+    assert not modules & unwanted, sorted(modules & unwanted)
+
+
 def test_notebook_attaches_the_displays(tmp_path):
     """The README's notebook lines: importing derive.notebook makes steps display."""
     code = ("from derive.notebook import load; d = load('cat-climbed'); "

@@ -1,0 +1,70 @@
+"""The JSON export streamed (issue 12, item 3): the same text as one ``json.dumps`` of the
+whole list, records made one at a time, ``--no-exact-forms``, and an output file that is
+replaced only by a complete one even when its text comes in pieces."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from typer.testing import CliRunner
+
+from derive.case import load_case
+from derive.cli import app
+from derive.derivation import derive
+from derive.errors import DeriveError
+from derive.export_json import iter_records, json_chunks, records
+from derive.output import write_atomic
+from derive.rounding import Format
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return derive(load_case("cat-climbed"))
+
+
+@pytest.mark.parametrize("rows", [[], [{"a": 1}], [{"a": "␣roof", "b": None}, {"c": [1, 2], "d": {"e": True}}]])
+def test_chunks_are_the_text_of_one_dump(rows):
+    assert "".join(json_chunks(iter(rows))) == json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
+
+
+def test_cli_streams_the_same_records(seed, tmp_path):
+    out = tmp_path / "seed.json"
+    result = CliRunner().invoke(app, ["run", "cat-climbed", "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == json.dumps(records(seed, Format(minus="-")), ensure_ascii=False,
+                                                         indent=1) + "\n"
+
+
+def test_no_exact_forms_keeps_fractions_only(seed, tmp_path):
+    """The seed's E is given in halves (E[the] = [-0.5, -0.5, 0, 1]); sigma_5 = sqrt(750010)/1000
+    (README) is irrational: null without exact forms."""
+    result = CliRunner().invoke(app, ["run", "cat-climbed", "--format", "json", "--no-exact-forms"])
+    assert result.exit_code == 0, result.output
+    recs = json.loads(result.output)
+    given = [r for r in recs if r["symbol"] == "given" and r["param"] == "E"]
+    assert [Fraction(r["exact"]) for r in given[:4]] == [Fraction(-1, 2), Fraction(-1, 2), 0, 1]
+    sigma = [r for r in recs if r["symbol"] == "sigma" and r["position"] == 5 and r["norm"] in (None, "ln1")]
+    assert sigma and sigma[0]["exact"] is None
+    full = {(r["symbol"], r["label"], r["after_step"]): r["exact"] for r in records(seed, Format())}
+    for r in recs:  # every fraction is the full export's; the rest are its closed forms or definitions
+        if r["exact"] is not None:
+            assert r["exact"] == full[(r["symbol"], r["label"], r["after_step"])]
+    assert sum(r["exact"] is None for r in recs) > 100
+
+
+def test_a_stream_that_fails_leaves_the_old_file(tmp_path):
+    out = tmp_path / "old.json"
+    out.write_text("old\n", encoding="utf-8")
+
+    def pieces():
+        yield "[\n"
+        raise DeriveError("broken halfway")
+
+    with pytest.raises(DeriveError):
+        write_atomic(out, pieces())
+    assert out.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["old.json"]  # no temporary file left behind
+    write_atomic(out, iter(["[", "1", "]\n"]))
+    assert out.read_text(encoding="utf-8") == "[1]\n"
