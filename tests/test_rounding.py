@@ -553,6 +553,7 @@ def near_point(fmt: Format, where: str, j: int, k: int, bsign: int) -> Fraction:
     return bsign * (first + abs(j) % (9 * first) + offset) * Fraction(10) ** (k - fmt.sig + 1)
 
 
+@pytest.mark.slow  # 10,000 random compositions: the long fuzz run (CI runs it)
 @PROPERTY
 @given(
     tree=trees(3, root=True),
