@@ -391,18 +391,21 @@ def secs(r: dict, key: str = "cpu") -> str:
 
 
 def ratio(a: dict, b: dict, key_a: str = "cpu", key_b: str = "cpu") -> str:
+    """``a`` over ``b`` as ``12.3x``, or ``-`` when either was skipped."""
     if "skipped" in a or "skipped" in b or not b[key_b]:
         return "-"
     return f"{a[key_a] / b[key_b]:.1f}x"
 
 
 def goal(text: str, met: bool | None) -> str:
+    """``goal: TEXT -> met`` / ``NOT met`` / ``not measured`` (``met`` None)."""
     return f"goal: {text} -> " + ("not measured" if met is None else "met" if met else "NOT met")
 
 
 # =========================================================================== sections
 
 def section_startup(args, measure: Measure) -> None:
+    """The start-up section (module docstring): three commands interleaved, medians, the ratio."""
     print("\n== start-up: derive run cat-climbed, the whole process ==", flush=True)
     floor_argv = [sys.executable, "-c", "import rich, typer, flint"]
     runs = {"derive run cat-climbed": [], 'python -c "import rich, typer, flint"': [], 'python -c "import sympy"': []}
@@ -426,6 +429,7 @@ def section_startup(args, measure: Measure) -> None:
 
 
 def section_case(args, measure: Measure, name: str, engine_goal: float | None, cli_goal: float | None) -> None:
+    """A bundled case: the floor, the engine and the CLI commands, with their goals in seconds (None: none)."""
     from derive.case import load_case
 
     case = load_case(name)
@@ -543,6 +547,8 @@ def section_blocks(args, measure: Measure, folder: str) -> dict:
 
 
 def section_gpt2(args, measure: Measure, folder: str, fwd_points: list) -> None:
+    """The 12-block forward pass: the floor, and derive when ``fwd_points`` (the blocks
+    section's forward-only (MACs, seconds)) put it within the budget."""
     shape = GPT2
     work = macs(shape)
     print(f"\n== GPT-2-small-shaped forward pass: {shape['blocks']} blocks, d_model {shape['d_model']}, "
@@ -571,6 +577,7 @@ def section_gpt2(args, measure: Measure, folder: str, fwd_points: list) -> None:
 # =========================================================================== main
 
 def main(argv=None) -> int:
+    """Run the sections asked for (see the module docstring); ``--worker`` runs one measurement."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--sections", default="startup,seed,crane,blocks,gpt2",
