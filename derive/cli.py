@@ -142,7 +142,7 @@ def run(
                                                "json: one record per scalar quantity."),
     output: OutputOpt = None,
     width: WidthOpt = None,
-    exact_forms: bool = typer.Option(True, "--exact-forms/--no-exact-forms", help="json: each record's `exact` "
+    exact_forms: bool = typer.Option(True, "--exact-forms/--no-exact-forms", metavar="", help="json: each record's `exact` "
                                      "field holds the fraction, closed form or definition (the default); "
                                      "--no-exact-forms: the fraction of a rational value and null for any other, "
                                      "much faster on a large case."),
