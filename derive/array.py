@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Callable
 
 from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Sqrt
+from .kernels import MatMul
 
 
 class Expr:
@@ -120,11 +121,15 @@ class Array:
     Args:
         graph: the derivation graph the nodes go into.
         rows: T rows of n :class:`Expr` (or node ids, wrapped as :class:`Node`; None masks).
+        product: ``(X, W, b)`` when the entries are those of ``X @ W (+ b)`` (b a 1 x m
+            row, or None), set by ``@`` and ``+``: the graph then records the product as
+            one kernel (:class:`~derive.kernels.MatMul`) when the entries are named.
     """
 
-    def __init__(self, graph: Graph, rows):
+    def __init__(self, graph: Graph, rows, product: tuple | None = None):
         self.graph = graph
         self.rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in rows]
+        self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
 
     # ---------------------------------------------------------------- shape
     @property
@@ -138,7 +143,7 @@ class Array:
     def masked(self, keep: Callable[[int, int], bool]) -> Array:
         """The same array with entry (t, c) masked (None) where ``keep(t, c)`` is false (0-based)."""
         return Array(self.graph, [[e if keep(t, c) else None for c, e in enumerate(row)]
-                                  for t, row in enumerate(self.rows)])
+                                  for t, row in enumerate(self.rows)], self.product)
 
     def filled(self, fill: Callable[[int, int], Expr | int]) -> Array:
         """The masked entries replaced by ``fill(t, c)`` (an expression or a node id)."""
@@ -166,7 +171,11 @@ class Array:
 
     # ---------------------------------------------------------------- arithmetic
     def __add__(self, other) -> Array:
-        return self._zip(other, _add)
+        out = self._zip(other, _add)
+        if self.product is not None and self.product[2] is None and isinstance(other, Array) \
+                and other.shape == (1, self.shape[1]):
+            out.product = (*self.product[:2], other)  # X @ W + b: the bias is one more term
+        return out
 
     def __sub__(self, other) -> Array:
         return self._zip(other, lambda a, b: _add(a, b, -1))
@@ -192,7 +201,7 @@ class Array:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
         return Array(self.graph, [[Products([(row[k], W.rows[k][c]) for k in range(n)
                                              if row[k] is not None and W.rows[k][c] is not None])
-                                   for c in range(m)] for row in self.rows])
+                                   for c in range(m)] for row in self.rows], product=(self, W, None))
 
     def sum(self) -> Array:
         """The sum of each row (T x 1); a row of products sums into one dot product."""
@@ -225,18 +234,72 @@ class Array:
     # ---------------------------------------------------------------- names
     def named(self, meta: Callable[[int, int], Meta]) -> Array:
         """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based), row
-        by row; masked entries stay masked."""
-        return Array(self.graph, [[None if e is None else Node(e.node(self.graph, meta(t, c)))
-                                   for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
+        by row; masked entries stay masked. A matrix product ``X W (+ b)`` is also recorded
+        as one kernel (see :func:`_product_layout`)."""
+        layout = _product_layout(self)
+        out = Array(self.graph, [[None if e is None else Node(e.node(self.graph, meta(t, c)))
+                                  for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
+        if layout is not None:
+            _add_kernel(self.graph, layout, [[None if e is None else e.id for e in row] for row in out.rows])
+        return out
 
     def ids(self) -> list[list[int | None]]:
-        """The node ids (entries not yet in the graph are added as scratch values; a masked
-        entry is None)."""
-        return [[None if e is None else e.node(self.graph) for e in row] for row in self.rows]
+        """The node ids (entries not yet in the graph are added as scratch values, a matrix
+        product as one kernel, as in :meth:`named`; a masked entry is None)."""
+        layout = _product_layout(self)
+        ids = [[None if e is None else e.node(self.graph) for e in row] for row in self.rows]
+        if layout is not None:
+            _add_kernel(self.graph, layout, ids)
+        return ids
 
     def column(self) -> list[int]:
         """The node ids of a T x 1 array, as a flat list."""
         return [row[0] for row in self.ids()]
+
+
+def _node_id(e: Expr | None) -> int | None:
+    """The node id of an expression already in the graph, else None (also for a masked entry)."""
+    if isinstance(e, Node):
+        return e.id
+    return e.done if isinstance(e, _Pending) else None
+
+
+def _materialized(array: Array) -> list[list[int | None]] | None:
+    """The node ids of an array whose entries are all in the graph (None where masked),
+    else None."""
+    ids = [[_node_id(e) for e in row] for row in array.rows]
+    for row, id_row in zip(array.rows, ids):
+        for e, i in zip(row, id_row):
+            if i is None and e is not None:
+                return None
+    return ids
+
+
+def _product_layout(array: Array) -> tuple | None:
+    """``(rows, cols, bias)`` when ``array`` is ``X @ W`` or ``X @ W + b`` (its
+    ``product``) whose entries are not yet in the graph, over X, W and b already in it:
+    rows: T lists of n node ids of X, cols: m lists of n node ids of W (None where an
+    operand is masked: the product skips that term), bias: m node ids or None. Else None
+    (the entries are then evaluated one by one, as always)."""
+    if array.product is None:
+        return None
+    X, W, b = array.product
+    if not all(e is None or (isinstance(e, Products) and e.done is None) for row in array.rows for e in row):
+        return None
+    rows, w, bias = _materialized(X), _materialized(W), None if b is None else _materialized(b)
+    if rows is None or w is None or (b is not None and (bias is None or None in bias[0])):
+        return None
+    return rows, [list(col) for col in zip(*w)], None if b is None else bias[0]
+
+
+def _add_kernel(graph: Graph, layout: tuple, members: list[list[int | None]]) -> None:
+    """Record a product laid out as ``layout`` (:func:`_product_layout`) whose entries
+    became the nodes ``members``, when those ids are contiguous (nothing else was added
+    between them), as one :class:`~derive.kernels.MatMul`."""
+    ids = [i for row in members for i in row if i is not None]
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        rows, cols, bias = layout
+        graph.add_kernel(MatMul(ids[0], rows, cols, bias, members))
 
 
 def _masked_or(f, a, b):

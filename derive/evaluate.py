@@ -52,20 +52,30 @@ class Evaluation:
     after: Pass | None
 
 
-def forward(graph: Graph, overrides: dict[int, Value] | None = None) -> Pass:
+def forward(graph: Graph, overrides: dict[int, Value] | None = None, kernels: bool = True) -> Pass:
     """Evaluate every node in order at the current working precision.
 
     ``overrides`` replaces leaf values (the updated weights for the pass after the step).
+    With ``kernels`` (the default), each matrix product the graph records
+    (:class:`~derive.kernels.MatMul`) is computed in one call when its first node is
+    reached; without, node by node (the scalar path; the same numbers).
 
     Raises:
         NeedPrecision: a ball is too wide to decide a branch; evaluate at a higher precision.
         Undefined: an exact division by zero or similar, with the node's label.
     """
     overrides = overrides or {}
+    groups = graph.kernels if kernels else {}
     values: list[Value] = []
     for i, node in enumerate(graph.nodes):
+        if i < len(values):  # filled in by a kernel
+            continue
         if node.op is None:
             values.append(overrides.get(i, node.leaf))
+            continue
+        group = groups.get(i)
+        if group is not None:
+            values += group.forward(values)
             continue
         try:
             values.append(node.op.eval([values[p] for p in node.parents]))
@@ -74,15 +84,35 @@ def forward(graph: Graph, overrides: dict[int, Value] | None = None) -> Pass:
     return Pass(values)
 
 
-def backward(graph: Graph, values: list[Value], output: int) -> dict[int, Value]:
+def backward(graph: Graph, values: list[Value], output: int, kernels: bool = True) -> dict[int, Value]:
     """Reverse mode: ``dL/dtheta`` for every trainable leaf, where L is node ``output``.
 
     Adjoints that are exactly zero are never propagated, so a weight that L does not
-    depend on gets an exact 0 (a token that is not in the sentence does not move).
+    depend on gets an exact 0 (a token that is not in the sentence does not move). With
+    ``kernels``, a recorded matrix product passes its adjoints back in one call when its
+    last node is reached (its nodes are contiguous and none reads another, so every one
+    of their adjoints is complete then).
     """
     adjoint: dict[int, Value] = {output: fmpq(1)}
+    last = {}
+    if kernels:
+        for group in graph.kernels.values():
+            ids = group.ids
+            if ids[-1] <= output:
+                last[ids[-1]] = group
+    skip_to = None
     for i in range(output, -1, -1):
+        if skip_to is not None and i >= skip_to:
+            continue
         node = graph.nodes[i]
+        group = last.get(i)
+        if group is not None:
+            skip_to = group.start
+            grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
+            if any(not is_zero(g) for row in grad for g in row):
+                for p, d in group.backward(values, grad):
+                    adjoint[p] = adjoint[p] + d if p in adjoint else d
+            continue
         g = adjoint.pop(i, None) if node.op is not None else adjoint.get(i)
         if g is None or node.op is None or is_zero(g):
             continue
@@ -96,23 +126,24 @@ def backward(graph: Graph, values: list[Value], output: int) -> dict[int, Value]
 
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
-             trained: tuple[str, ...] | None = None) -> Evaluation:
+             trained: tuple[str, ...] | None = None, kernels: bool = True) -> Evaluation:
     """Forward pass, gradients of the loss node ``loss``, one SGD step on the weights named
-    in ``trained`` (None: all of them) and the pass again, all at ``prec`` bits.
+    in ``trained`` (None: all of them) and the pass again, all at ``prec`` bits, with the
+    graph's matrix kernels or (``kernels`` False) node by node.
 
     Raises:
         NeedPrecision, Undefined: as :func:`forward`.
     """
     with ctx.workprec(prec):
-        before = forward(graph)
+        before = forward(graph, kernels=kernels)
         if loss is None:
             return Evaluation(prec, before, {}, {}, None)
-        grads = backward(graph, before.values, loss)
+        grads = backward(graph, before.values, loss, kernels)
         updated = {}
         for leaf, g in grads.items():
             moves = not is_zero(g) and (trained is None or graph.nodes[leaf].meta.param in trained)
             updated[leaf] = before.values[leaf] - learning_rate * g if moves else before.values[leaf]
-        after = forward(graph, updated)
+        after = forward(graph, updated, kernels)
     return Evaluation(prec, before, grads, updated, after)
 
 
@@ -127,6 +158,9 @@ class Evaluator:
         explain: turns an :class:`Undefined` (node id in ``args[1]``) into the
             :class:`EvaluationError` the user sees, naming the field at fault; by default
             the error carries the Undefined's own message.
+
+    Attribute ``kernels`` (default True): evaluate recorded matrix products in one call;
+    set it to False before the first evaluation for the scalar path (the same numbers).
     """
 
     def __init__(self, graph: Graph, loss: int | None, learning_rate: fmpq,
@@ -139,6 +173,7 @@ class Evaluator:
         self.file = file
         self.explain = explain or (lambda exc: EvaluationError(str(exc.args[0]), file=file))
         self._evaluations: dict[int, Evaluation] = {}
+        self.kernels = True
 
     @property
     def precisions(self) -> tuple[int, ...]:
@@ -157,7 +192,7 @@ class Evaluator:
             try:
                 with gc_paused():
                     self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
-                                                       self.trained)
+                                                       self.trained, self.kernels)
             except NeedPrecision:
                 if prec >= MAX_PREC:
                     raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",

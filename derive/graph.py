@@ -535,10 +535,19 @@ class Node:
 
 @dataclass
 class Graph:
-    """The derivation DAG; node ids are list indices in creation (topological) order."""
+    """The derivation DAG; node ids are list indices in creation (topological) order.
+    ``kernels`` maps the first id of a run of Dot nodes that form one matrix product to
+    its :class:`derive.kernels.MatMul` (see :meth:`add_kernel`)."""
 
     nodes: list[Node] = field(default_factory=list)
     _one: int | None = field(default=None, repr=False)
+    kernels: dict = field(default_factory=dict, repr=False)  # start id -> kernels.MatMul
+
+    def add_kernel(self, group) -> None:
+        """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
+        one matrix product, a :class:`derive.kernels.MatMul` the evaluation computes in one
+        call (the nodes stay as they are)."""
+        self.kernels[group.start] = group
 
     def add(self, op: Op | None, parents, meta: Meta, leaf: fmpq | None = None) -> int:
         """Append a node and return its id."""

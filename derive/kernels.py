@@ -1,0 +1,140 @@
+"""Matrix kernels under the graph: a whole matrix product evaluated in one python-flint call.
+
+A dense layer ``Y = X W + b`` is T x m Dot nodes of the graph (one named quantity per
+printed number, each with its parents, definition and by-hand note), but evaluating it
+node by node is T m n interpreted steps. A :class:`MatMul` records that a contiguous run
+of Dot nodes is such a product, and :func:`product` computes it as ``fmpq_mat`` (exact
+rationals) or ``arb_mat`` (balls at the working precision ``flint.ctx.prec``) products, so
+the forward pass fills in the T x m values at once and reverse mode passes the gradient
+back as ``dX = G W^T``, ``dW = X^T G``, ``db = 1^T G`` (DESIGN.md, "Matrix kernels under
+the graph").
+
+The values are those of the scalar path (:meth:`derive.graph.Dot.eval`) as numbers: an
+entry is an exact fmpq exactly when the scalar path's is (every term a_k b_k is either
+skipped, because a factor is an exact 0, or a product of two exact rationals: a zero
+weight column keeps an irrational row's output an exact 0), with the same exact value;
+every other entry is a certified ball that contains the same real number (its radius may
+differ in the last bits from the scalar sum's, and rounding asks for more precision where
+a ball does not decide a digit, as it always does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat
+
+from .graph import Value
+
+ZERO = fmpq(0)
+_ZERO, _EXACT, _BALL = 0, 1, 2  # an entry is an exact 0, another exact rational, or a ball
+
+
+def _kind(v: Value) -> int:
+    if isinstance(v, fmpq):
+        return _ZERO if v == 0 else _EXACT
+    return _BALL
+
+
+def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
+    """``C = A B`` for a T x n matrix A and an n x m matrix B of fmpq and arb values (row
+    lists), with the scalar path's exactness: C[t][c] is an exact fmpq when every term
+    A[t][k] B[k][c] has an exact 0 factor or two exact factors, else an arb ball at the
+    current working precision.
+
+    Raises:
+        ValueError: when the inner sizes differ.
+    """
+    T, n, m = len(A), len(B), len(B[0]) if B else 0
+    if any(len(row) != n for row in A):
+        raise ValueError(f"cannot multiply {T} x {len(A[0]) if A else 0} by {n} x {m}")
+    if T == 0 or m == 0:
+        return [[] for _ in range(T)]
+    flat_a = [v for row in A for v in row]
+    flat_b = [v for row in B for v in row]
+    kind_a, kind_b = [_kind(v) for v in flat_a], [_kind(v) for v in flat_b]
+    balls_a, balls_b = _BALL in kind_a, _BALL in kind_b
+    exact_a = flat_a if not balls_a else [v if k != _BALL else 0 for v, k in zip(flat_a, kind_a)]
+    exact_b = flat_b if not balls_b else [v if k != _BALL else 0 for v, k in zip(flat_b, kind_b)]
+    exact = (fmpq_mat(T, n, exact_a) * fmpq_mat(n, m, exact_b)).entries()
+    if not (balls_a or balls_b):
+        return [exact[t * m:(t + 1) * m] for t in range(T)]
+    # how many terms of each entry are balls (a ball times a nonzero, or a nonzero times a ball)
+    ball_terms = None
+    if balls_a:
+        ball_terms = fmpz_mat(T, n, [int(k == _BALL) for k in kind_a]) * fmpz_mat(n, m, [int(k != _ZERO) for k in kind_b])
+    if balls_b:
+        more = fmpz_mat(T, n, [int(k != _ZERO) for k in kind_a]) * fmpz_mat(n, m, [int(k == _BALL) for k in kind_b])
+        ball_terms = more if ball_terms is None else ball_terms + more
+    inexact = ball_terms.entries()
+    if not any(inexact):
+        return [exact[t * m:(t + 1) * m] for t in range(T)]
+    balls = (arb_mat(T, n, flat_a) * arb_mat(n, m, flat_b)).entries()
+    out = [b if k else e for e, b, k in zip(exact, balls, inexact)]
+    return [out[t * m:(t + 1) * m] for t in range(T)]
+
+
+def transpose(M: list[list]) -> list[list]:
+    """The transpose of a matrix given as row lists."""
+    return [list(col) for col in zip(*M)]
+
+
+@dataclass
+class MatMul:
+    """A run of Dot nodes that together are ``Y = X W (+ b)``.
+
+    Attributes:
+        start: the id of the first Dot node; the members are the ids start, start + 1,
+            ... in row-major order of ``members``.
+        rows: T rows of n node ids (X; row t of the left factor; None where masked).
+        cols: m columns of n node ids (W; column c of the right factor; None where masked).
+        bias: m node ids of the bias (each entered as ``b_c * 1``), or None.
+        members: T x m node ids of Y, None where an entry is masked (not computed).
+    """
+
+    start: int
+    rows: list[list[int]]
+    cols: list[list[int]]
+    bias: list[int] | None
+    members: list[list[int | None]]
+
+    @property
+    def ids(self) -> list[int]:
+        """The member node ids in order (contiguous, from ``start``)."""
+        return [i for row in self.members for i in row if i is not None]
+
+    def forward(self, values: list[Value]) -> list[Value]:
+        """The members' values, in member order, from the values of ``rows``, ``cols`` and
+        ``bias`` (a masked operand counts as an exact 0: its term is skipped)."""
+        X, W = self._factors(values)
+        if self.bias is not None:  # one more column of X (all 1) and one more row of W (b)
+            X = [row + [fmpq(1)] for row in X]
+            W = W + [[values[i] for i in self.bias]]
+        Y = product(X, W)
+        return [Y[t][c] for t, row in enumerate(self.members) for c, i in enumerate(row) if i is not None]
+
+    def _factors(self, values: list[Value]) -> tuple[list[list[Value]], list[list[Value]]]:
+        """X (T x n) and W (n x m) as values, an exact 0 for a masked operand."""
+        X = [[ZERO if i is None else values[i] for i in row] for row in self.rows]
+        W = transpose([[ZERO if i is None else values[i] for i in col] for col in self.cols])
+        return X, W
+
+    def backward(self, values: list[Value], grad: list[list[Value]]) -> list[tuple[int, Value]]:
+        """The contributions ``(node id, d)`` of this product to the adjoints of its inputs,
+        given the members' adjoints ``grad`` (T x m; exact 0 where none): ``dX = G W^T``,
+        ``dW = X^T G``, ``db = 1^T G``. Exact zeros are left out (as the scalar path
+        skips a zero partial)."""
+        X, W = self._factors(values)
+        out = []
+        for row_ids, row in zip(self.rows, product(grad, transpose(W))):
+            out += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d)]
+        for col_ids, col in zip(self.cols, transpose(product(transpose(X), grad))):
+            out += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d)]
+        if self.bias is not None:
+            (sums,) = product([[fmpq(1)] * len(grad)], grad)
+            out += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d)]
+        return out
+
+
+def _is_zero(v: Value) -> bool:
+    return isinstance(v, fmpq) and v == 0

@@ -1,0 +1,111 @@
+"""Matrix kernels (derive/kernels.py) give the scalar path's numbers.
+
+1. ``product`` against Python's fractions: exact entries equal the exact product, an entry
+   is exact exactly when every term has an exact-zero factor or two exact factors, and
+   every ball contains the exact product of the rationals the balls enclose.
+2. Every bundled case and a few random ones: each quantity (forward, gradients, the
+   weights after the step, the pass after) rounded to 30 significant digits is the same
+   text with the kernels and node by node (``Evaluator.kernels = False``), it is an exact
+   rational on both paths or on neither, and the dense layers are kernels (so the
+   comparison is not empty).
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx, fmpq
+
+from derive.case import bundled_cases, load_case
+from derive.derivation import VALUE_FORMAT, derive
+from derive.graph import is_exact
+from derive.kernels import product
+from random_cases import write_case
+
+SLOW = {"crane"}
+
+
+def _q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
+
+
+def _matrix(rng: random.Random, rows: int, cols: int, balls: float, zeros: float):
+    """(values, exact Fractions, is-ball flags): entries k/7 (a ball holds k/7 at 64 bits, so
+    it is never exact), some exactly 0."""
+    values, exact, ball = [], [], []
+    for _ in range(rows):
+        v_row, e_row, b_row = [], [], []
+        for _ in range(cols):
+            x = Fraction(0) if rng.random() < zeros else Fraction(rng.randint(-20, 20) or 1, 7)
+            is_ball = x != 0 and rng.random() < balls
+            v_row.append(arb(_q(x)) if is_ball else _q(x))
+            e_row.append(x)
+            b_row.append(is_ball)
+        values.append(v_row)
+        exact.append(e_row)
+        ball.append(b_row)
+    return values, exact, ball
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_product_matches_fractions_and_the_exactness_rule(seed):
+    rng = random.Random(seed)
+    T, n, m = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 5)
+    with ctx.workprec(64):
+        A, Ae, Ab = _matrix(rng, T, n, balls=rng.choice((0, 0.3, 1)), zeros=0.3)
+        B, Be, Bb = _matrix(rng, n, m, balls=rng.choice((0, 0.3)), zeros=0.4)
+        C = product(A, B)
+        for t in range(T):
+            for c in range(m):
+                want = sum((Ae[t][k] * Be[k][c] for k in range(n)), Fraction(0))
+                inexact = any((Ab[t][k] and Be[k][c] != 0) or (Bb[k][c] and Ae[t][k] != 0) for k in range(n))
+                got = C[t][c]
+                if inexact:
+                    assert isinstance(got, arb) and got.contains(_q(want)), (t, c)
+                else:
+                    assert isinstance(got, fmpq) and got == _q(want), (t, c)
+
+
+def test_a_zero_weight_column_keeps_an_irrational_row_exact():
+    with ctx.workprec(128):
+        root = arb(2).sqrt()
+        C = product([[root, root / 3]], [[fmpq(0), fmpq(1)], [fmpq(0), fmpq(-1, 2)]])
+    assert C[0][0] == 0 and isinstance(C[0][0], fmpq)
+    assert isinstance(C[0][1], arb) and (C[0][1] - root * 5 / 6).contains(0)
+
+
+def test_no_rows_and_a_bad_shape():
+    assert product([], [[fmpq(1)]]) == []
+    with pytest.raises(ValueError):
+        product([[fmpq(1), fmpq(2)]], [[fmpq(1)]])
+
+
+def _texts(case, kernels: bool) -> tuple[dict, int]:
+    derivation = derive(load_case(str(case)))
+    derivation.evaluator.kernels = kernels
+    refs = derivation.quantities() + derivation.given()
+    texts = derivation.decimals(refs, VALUE_FORMAT)
+    exact = {(r.phase, r.id): is_exact(derivation.value(r)) for r in refs}
+    return {(r.phase, r.id): (t, exact[r.phase, r.id]) for r, t in texts.items()}, len(derivation.graph.kernels)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in sorted(bundled_cases())])
+def test_bundled_case_numbers_are_the_scalar_paths(name):
+    with_kernels, groups = _texts(name, True)
+    scalar, _ = _texts(name, False)
+    assert with_kernels == scalar
+    case = load_case(name)
+    if case.blocks and "W_Q" in case.blocks[0].matrices:
+        assert groups > 0  # the dense layers went through the kernels
+
+
+@pytest.mark.parametrize("seed", [3, 11, 27, 40])
+def test_random_case_numbers_are_the_scalar_paths(seed, tmp_path):
+    path = write_case(seed, tmp_path)
+    with_kernels, groups = _texts(path, True)
+    scalar, _ = _texts(path, False)
+    assert groups > 0
+    assert with_kernels == scalar
