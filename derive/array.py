@@ -11,7 +11,10 @@ non-linear operation; linear combinations fuse into one :class:`~derive.graph.Li
 sums of products into one :class:`~derive.graph.Dot` node (a bias folds in as ``b * 1``),
 which is how a reader writes them on paper: ``x W + b`` is one dot product per entry, and
 ``var + eps`` one sum. Broadcasting follows NumPy for the shapes rules use: a T x 1 column
-(``mu``) against a T x n array, and a 1 x n row (a bias, a gain) against T x n.
+(``mu``) against a T x n array, and a 1 x n row (a bias, a gain) against T x n. An array
+made by ``X @ W`` or ``X @ W + b`` remembers its factors, and when its entries become nodes
+the graph also records them as one matrix product (:class:`~derive.kernels.MatMul`), which
+the evaluation computes in one python-flint call instead of node by node.
 
 An entry may be masked (None, :meth:`Array.masked`): it is never computed, elementwise
 operations keep it masked, and sums and products skip it, which is how a causal mask
@@ -236,20 +239,38 @@ class Array:
         """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based), row
         by row; masked entries stay masked. A matrix product ``X W (+ b)`` is also recorded
         as one kernel (see :func:`_product_layout`)."""
-        layout = _product_layout(self)
-        out = Array(self.graph, [[None if e is None else Node(e.node(self.graph, meta(t, c)))
-                                  for c, e in enumerate(row)] for t, row in enumerate(self.rows)])
-        if layout is not None:
-            _add_kernel(self.graph, layout, [[None if e is None else e.id for e in row] for row in out.rows])
-        return out
+        return Array(self.graph, self._nodes(meta))
 
     def ids(self) -> list[list[int | None]]:
         """The node ids (entries not yet in the graph are added as scratch values, a matrix
         product as one kernel, as in :meth:`named`; a masked entry is None)."""
-        layout = _product_layout(self)
-        ids = [[None if e is None else e.node(self.graph) for e in row] for row in self.rows]
-        if layout is not None:
-            _add_kernel(self.graph, layout, ids)
+        return self._nodes(None)
+
+    def _nodes(self, meta: Callable[[int, int], Meta] | None) -> list[list[int | None]]:
+        """The entries' node ids, adding them named ``meta(t, c)`` (scratch when None). The
+        entries of ``X @ W (+ b)`` over operands in the graph get their parents straight
+        from the operands' ids (the same parents, without one call per term) and are
+        recorded as one kernel."""
+        graph, layout = self.graph, _product_layout(self)
+        if layout is None:
+            return [[None if e is None else e.node(graph, meta and meta(t, c)) for c, e in enumerate(row)]
+                    for t, row in enumerate(self.rows)]
+        rows, cols, bias = layout
+        ids = []
+        for t, row in enumerate(self.rows):
+            out_row = []
+            for c, e in enumerate(row):
+                if e is None:
+                    out_row.append(None)
+                elif None in rows[t] or None in cols[c]:  # a masked operand: its terms are left out
+                    out_row.append(e.node(graph, meta and meta(t, c)))
+                else:  # parents x_t, (b_c,) w_c, (1,): as Products lists them
+                    b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
+                    e.done = graph.add(e.op, (*rows[t], *b, *cols[c], *one),
+                                       meta(t, c) if meta else Meta(None, "scratch"))
+                    out_row.append(e.done)
+            ids.append(out_row)
+        _add_kernel(graph, layout, ids)
         return ids
 
     def column(self) -> list[int]:

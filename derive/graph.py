@@ -476,6 +476,30 @@ def _rat(q: fmpq) -> sympy.Rational:
 
 # --------------------------------------------------------------------------- nodes
 
+class _Label:
+    """The ``label`` field of :class:`Meta`: the text given, or, for a weight entry made by
+    :meth:`Meta.weight`, the plain printing of its Name, made on first read (a wide model
+    has hundreds of thousands of weight entries, most of whose labels nothing prints; the
+    fields say which Name, so nothing more is stored). A data-class field whose default is
+    a descriptor reads and writes through it (dataclasses docs, "Descriptor-typed fields")."""
+
+    WEIGHT = object()  # the label a Meta.weight gets until it is read
+
+    def __get__(self, meta, owner=None):
+        if meta is None:
+            return None  # the field's default (a scratch value's label is always given)
+        label = meta.__dict__["_label"]
+        if label is _Label.WEIGHT:
+            from .printing import text
+
+            name = Name(meta.param, param=True, position=meta.position, index=meta.index)
+            label = meta.__dict__["_label"] = text(name)
+        return label
+
+    def __set__(self, meta, value):
+        meta.__dict__["_label"] = value
+
+
 @dataclass
 class Meta:
     """What a quantity is called: JSON ``symbol``, ``block``, ``head``, ``position``
@@ -485,7 +509,7 @@ class Meta:
     name for it (``s_{5,3}``). Quantities with ``symbol`` None are scratch values."""
 
     symbol: str | None
-    label: str
+    label: str = _Label()
     block: int | None = None
     head: int | None = None
     position: int | None = None
@@ -520,6 +544,14 @@ class Meta:
                       index=f.index.text if isinstance(f.index, Piece) else f.index,
                       param=f.symbol if f.param else None)
         return cls(json_symbol(name), text(name), **{**fields, **context})
+
+    @classmethod
+    def weight(cls, param: str, row: int, column: int, block: int | None = None) -> "Meta":
+        """The metadata of entry (row, column) (1-based) of the weight ``param`` in block
+        ``block``: the same as ``Meta.of(Name(param, param=True, position=row,
+        index=column), block=block)``, without building the Name until the label is read
+        (a model of width 128 has a quarter of a million weight entries)."""
+        return cls("param", _Label.WEIGHT, block=block, position=row, index=column, param=param)
 
 
 @dataclass
@@ -578,8 +610,7 @@ class Graph:
         reverse mode can move."""
         seen, todo = {node}, [node]
         while todo:
-            for parent in self.nodes[todo.pop()].parents:
-                if parent not in seen:
-                    seen.add(parent)
-                    todo.append(parent)
+            fresh = set(self.nodes[todo.pop()].parents) - seen  # one set operation per node, not per parent
+            seen |= fresh
+            todo += fresh
         return seen

@@ -27,13 +27,6 @@ from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat
 from .graph import Value
 
 ZERO = fmpq(0)
-_ZERO, _EXACT, _BALL = 0, 1, 2  # an entry is an exact 0, another exact rational, or a ball
-
-
-def _kind(v: Value) -> int:
-    if isinstance(v, fmpq):
-        return _ZERO if v == 0 else _EXACT
-    return _BALL
 
 
 def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
@@ -52,24 +45,26 @@ def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
         return [[] for _ in range(T)]
     flat_a = [v for row in A for v in row]
     flat_b = [v for row in B for v in row]
-    kind_a, kind_b = [_kind(v) for v in flat_a], [_kind(v) for v in flat_b]
-    balls_a, balls_b = _BALL in kind_a, _BALL in kind_b
-    exact_a = flat_a if not balls_a else [v if k != _BALL else 0 for v, k in zip(flat_a, kind_a)]
-    exact_b = flat_b if not balls_b else [v if k != _BALL else 0 for v, k in zip(flat_b, kind_b)]
-    exact = (fmpq_mat(T, n, exact_a) * fmpq_mat(n, m, exact_b)).entries()
-    if not (balls_a or balls_b):
+    ball_a = [type(v) is not fmpq for v in flat_a]
+    ball_b = [type(v) is not fmpq for v in flat_b]
+    any_a, any_b = True in ball_a, True in ball_b
+    qa = fmpq_mat(T, n, [0 if b else v for v, b in zip(flat_a, ball_a)] if any_a else flat_a)
+    qb = fmpq_mat(n, m, [0 if b else v for v, b in zip(flat_b, ball_b)] if any_b else flat_b)
+    exact = (qa * qb).entries()
+    if not (any_a or any_b):
         return [exact[t * m:(t + 1) * m] for t in range(T)]
     # how many terms of each entry are balls (a ball times a nonzero, or a nonzero times a ball)
     ball_terms = None
-    if balls_a:
-        ball_terms = fmpz_mat(T, n, [int(k == _BALL) for k in kind_a]) * fmpz_mat(n, m, [int(k != _ZERO) for k in kind_b])
-    if balls_b:
-        more = fmpz_mat(T, n, [int(k != _ZERO) for k in kind_a]) * fmpz_mat(n, m, [int(k == _BALL) for k in kind_b])
+    if any_a:
+        ball_terms = fmpz_mat(T, n, ball_a) * fmpz_mat(n, m, [b or v != 0 for v, b in zip(flat_b, ball_b)])
+    if any_b:
+        more = fmpz_mat(T, n, [b or v != 0 for v, b in zip(flat_a, ball_a)]) * fmpz_mat(n, m, ball_b)
         ball_terms = more if ball_terms is None else ball_terms + more
     inexact = ball_terms.entries()
     if not any(inexact):
         return [exact[t * m:(t + 1) * m] for t in range(T)]
-    balls = (arb_mat(T, n, flat_a) * arb_mat(n, m, flat_b)).entries()
+    balls = ((arb_mat(T, n, flat_a) if any_a else arb_mat(qa))
+             * (arb_mat(n, m, flat_b) if any_b else arb_mat(qb))).entries()
     out = [b if k else e for e, b, k in zip(exact, balls, inexact)]
     return [out[t * m:(t + 1) * m] for t in range(T)]
 

@@ -19,8 +19,8 @@ def weight(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | N
 
     Leaf metadata: ``param`` = name, ``position`` = 1-based row, ``index`` = 1-based column.
     """
-    return [[graph.leaf(v, Meta.of(Name(name, param=True, position=r + 1, index=c + 1), block=block))
-             for c, v in enumerate(row)] for r, row in enumerate(matrix)]
+    return [[graph.leaf(v, Meta.weight(name, r + 1, c + 1, block)) for c, v in enumerate(row)]
+            for r, row in enumerate(matrix)]
 
 
 def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None) -> list[int] | None:

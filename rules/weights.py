@@ -64,15 +64,14 @@ def weight_groups(graph: Graph) -> dict[tuple, list[int]]:
     groups: dict[tuple, list[int]] = {}
     for leaf in graph.param_leaves():
         meta = graph.nodes[leaf].meta
-        if meta.symbol != "param":
-            continue
-        if declared(meta.param) is None:
-            raise ValueError(f"the weight {meta.param} is declared by no registered operation")
-        groups.setdefault((meta.block, meta.head, meta.param), []).append(leaf)
+        if meta.symbol == "param":
+            groups.setdefault((meta.block, meta.head, meta.param), []).append(leaf)
+    for name in dict.fromkeys(param for _, _, param in groups):
+        if declared(name) is None:
+            raise ValueError(f"the weight {name} is declared by no registered operation")
     first_use: dict[int, int] = {}
-    for i, node in enumerate(graph.nodes):
-        for parent in node.parents:
-            first_use.setdefault(parent, i)
+    for i in range(len(graph.nodes) - 1, -1, -1):  # backwards, so the first reader is written last
+        first_use.update(dict.fromkeys(graph.nodes[i].parents, i))
     read = lambda leaves: (min(first_use.get(leaf, len(graph.nodes)) for leaf in leaves), leaves[0])  # noqa: E731
     return dict(sorted(groups.items(), key=lambda item: read(item[1])))
 

@@ -109,3 +109,18 @@ def test_random_case_numbers_are_the_scalar_paths(seed, tmp_path):
     scalar, _ = _texts(path, False)
     assert groups > 0
     assert with_kernels == scalar
+
+
+@pytest.mark.parametrize("name", ["cat-climbed", "cat-climbed-llama"])
+def test_weight_labels_printed_on_demand_are_the_names_printing(name):
+    from derive.graph import Meta
+    from derive.name import Name
+    from derive.printing import text
+
+    graph = derive(load_case(name)).graph
+    leaves = [graph.nodes[i].meta for i in graph.param_leaves() if graph.nodes[i].meta.symbol == "param"]
+    assert leaves
+    for meta in leaves:
+        name = Name(meta.param, param=True, position=meta.position, index=meta.index)
+        assert meta == Meta.of(name, block=meta.block, token=meta.token)  # E rows carry their piece
+        assert meta.label == text(name)
