@@ -63,7 +63,7 @@ DEFAULTS = {f"{conv.field} = {conv.default} (the usual default) instead of this 
             if conv.default not in conv.slips}  # (a slip back to the default is already declared: GELU tanh)
 WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
 SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
-SIZES = ("d", "V", "T", "d_mlp", "d_ff")  # the case's sizes, when no quantity has the name
+SIZES = ("d", "V", "T", "d_mlp", "d_ff", "r")  # the case's sizes, when no quantity has the name
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 
@@ -254,11 +254,15 @@ class Checker:
         has no such thing (no MLP, no temperature step)."""
         case = self.derivation.case
         block = case.blocks[0] if case.blocks else None
+        rotary = case.conventions.positions == "rotary"
         width = block.d_mlp if block is not None and "W_1" in block.matrices else None
         return {"eps": [(self.eps(section), "")], "eta": [(case.conventions.learning_rate, "")],
                 "d_k": [(case.d_k, "")], "d_model": [(case.d_model, "")], "h": [(case.heads, "")],
                 "d": [(case.d_model, "the width d_model")], "V": [(len(case.pieces), "the vocabulary size")],
-                "T": [(case.conventions.temperature, "the temperature"), (len(case.ids), "the number of tokens")],
+                "T": [(case.conventions.temperature, "the temperature"),
+                      (len(case.tokens or []) or None, "the number of tokens")],
+                "r": [(case.conventions.rotary_fraction * case.d_k if rotary else None,
+                       "the columns RoPE turns")],  # rules/rope.py
                 "d_mlp": [(width, "")], "d_ff": [(width, "the MLP width d_mlp")]}
 
     def eps(self, section: str):

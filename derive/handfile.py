@@ -195,8 +195,43 @@ def value_texts(node) -> list[str] | None:
 
 
 def parse(text: str) -> list[Entry]:
-    """All entries of a file, in order (see the module docstring)."""
-    return _Reader(text.lstrip("\ufeff").splitlines()).read()
+    """All entries of a file, in order (see the module docstring). Markdown written for
+    another renderer is first read as that renderer's HTML holds it (:func:`as_written`)."""
+    return _Reader(as_written(text.lstrip("\ufeff").splitlines())).read()
+
+
+# Markdown whose TeX is backslash-escaped for KaTeX's auto-render: ``\\(`` ... ``\\)``,
+# a display opened by ``\\[``, or a command written ``\\frac`` (an unescaped TeX never has
+# two backslashes before a letter: its line break ``\\`` ends a line or stands before a space)
+KATEX_ESCAPED = re.compile(r"(?<!\\)\\\\(?:\(|\[\s*$|[A-Za-z])")
+LATEX_DOCUMENT = re.compile(r"(?<!\\)\\(documentclass|begin\{(tabular|document)\})")
+# a Markdown escape (CommonMark 0.31, 2.4: a backslash before ASCII punctuation) or a code span,
+# kept as it is; ``\|`` is kept too: a table row splits at ``|`` but not at ``\|``
+MARKDOWN_ESCAPE = re.compile(r"(`+)(?:.+?)\1|\\([!-/:-@\[-`{-~])")
+GITHUB_INLINE = re.compile(r"\$`(.+?)`\$")  # GitHub's inline math: $`a_{5}`$
+
+
+def as_written(lines: list[str]) -> list[str]:
+    """The lines of a file with the math as TeX between the delimiters the reader knows:
+
+    - GitHub's math (``$`...`$`` inline, a fenced ````` ```math ````` block) between ``$``
+      and ``$$``;
+    - a page written for KaTeX's auto-render (derive's ``--flavor katex``: every TeX
+      backslash and active character escaped, so that CommonMark gives the TeX back) with
+      Markdown's escapes undone, outside code spans, as its HTML holds it.
+    Other files are returned as they are."""
+    out, fenced = [], False
+    for line in lines:
+        stripped = line.strip()
+        if not fenced and stripped == "```math" or fenced and stripped == "```":
+            out.append("$$")
+            fenced = not fenced
+            continue
+        out.append(GITHUB_INLINE.sub(lambda m: "$" + m.group(1) + "$", line) if "$`" in line else line)
+    if any(KATEX_ESCAPED.search(line) for line in out) and not any(LATEX_DOCUMENT.search(line) for line in out):
+        out = [MARKDOWN_ESCAPE.sub(lambda m: m.group(0) if m.group(1) or m.group(2) == "|" else m.group(2), line)
+               for line in out]
+    return out
 
 
 def _source(source: str, part: str) -> str:

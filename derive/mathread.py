@@ -394,7 +394,8 @@ def _division(a, b):
     if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(_division(a.b, b), Deriv):
         return Bin(a.op, a.a, _division(a.b, b))
     if isinstance(a, Sym) and isinstance(b, Sym) and len(a.base) >= 2 and len(b.base) >= 2 and \
-            a.base[0] == "d" == b.base[0] and a.base[1].isupper() and b.base[1].isupper():
+            a.base[0] == "d" == b.base[0] and a.base[1].isupper() and (b.base[1].isupper() or a.base == "dL"):
+        # dL/dE_i, dL/dW_Q; of the loss L also a lower-case quantity: dL/dz
         return Deriv(Sym(a.base[1:], a.primes, a.scripts), Sym(b.base[1:], b.primes, b.scripts))
     return Bin("/", a, b)
 
@@ -469,6 +470,9 @@ def _attach(node, script):
     """One script written after ``node``: a footnote mark, cut digits, a power, a
     factorial or a part of a name."""
     kind, content = script
+    if kind == "^" and isinstance(node, Sym) and node.base == "e" and not node.scripts and \
+            isinstance(content, Paren) and len(content.items) == 1:
+        content = content.items[0]  # e^{(z_{j})} is e^{z_j}: the parentheses of an exponent group, nothing more
     if kind == "!":
         return Call("factorial", (node,))
     if isinstance(node, Num) and kind == "%":
@@ -586,8 +590,21 @@ def is_name(node) -> bool:
     if isinstance(node, Call):
         return node.name not in FUNCTIONS and len(node.args) == 1 and isinstance(node.args[0], Piece)
     if isinstance(node, Bin) and node.op in (".", "*", "jux"):
-        return _joined(node) is not None
-    return _exp_name(node) or _indexed_row(node) is not None
+        return _joined(node) is not None or _sum_name(node)
+    return _exp_name(node) or _indexed_row(node) is not None or _sum_name(node)
+
+
+def _sum_name(node) -> bool:
+    """``\\sum_{j} e^{z_{j}}`` (``\\sum_{j} e^{(z_{j})}``, ``\\sum_{j} e^{(z_{j}/T)}``): the name of
+    a softmax's denominator, a sum of powers of e over names."""
+    return isinstance(node, Bin) and node.op == "jux" and _is_sum(node.a) and isinstance(node.b, Bin) \
+        and node.b.op == "^" and node.b.a == Sym("e") and bool(names(node.b.b))
+
+
+def _is_sum(node) -> bool:
+    """A sum sign: ``\\sum`` (its subscript dropped) or ``sum_j`` written as a word."""
+    return node == Other("\\sum") or isinstance(node, Sym) and node.base == "sum" \
+        and not node.primes and all(kind == "_" for kind, _ in node.scripts)
 
 
 def _indexed_row(node) -> str | None:
@@ -645,6 +662,8 @@ def label(node) -> str:
         return "e^" + label(node.b)
     if _indexed_row(node) is not None:
         return _indexed_row(node)
+    if _sum_name(node):
+        return "sum_j " + (label(node.b) if _exp_name(node.b) else f"e^({show(node.b.b)})")
     raise DeriveError(f"{show(node)} is not a name")
 
 

@@ -71,10 +71,32 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         if page is not None:
             return page
         cells = entry.cell.table.rows[entry.cell.row]
+        target = _target_entry(derivation, entry)
+        if target is not None:
+            return target
         if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
             # a masked key's e^s is exactly 0 (-inf before the softmax): no quantity, a fact
             return Claim(f"{entry.cell.table.header[entry.cell.column]} of a masked key", values=[Fraction(0)])
         raise
+
+
+def _target_entry(derivation: Derivation, entry: Entry) -> Claim | None:
+    """A ``y`` column in rows keyed by vocabulary pieces, when no quantity is called y: the
+    one-hot target of the loss (``dL/dz = p - y``), 1 for the target's piece and 0 for any
+    other; None for any other cell."""
+    case = derivation.case
+    cell = entry.cell
+    try:
+        node = _header_node(cell.table.header[cell.column])
+    except DeriveError:
+        return None
+    if node != Sym("y") or case.target is None:
+        return None
+    piece = _row(derivation, cell.table, cell.row).piece
+    if piece is None:
+        return None
+    target = case.pieces[case.target]
+    return Claim(f"y_{piece} (the one-hot target {target})", values=[Fraction(int(piece == target))])
 
 
 def _claim(derivation: Derivation, entry: Entry) -> Claim:
@@ -120,9 +142,9 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         return Claim(f"P_{row.position}", refs=_sinusoid_row(derivation, row.position))
     param = _param_of(derivation, node)
     if param is not None:
-        index = _param_index(derivation, param, row)
-        refs = param_row(derivation, param, index, block)
-        return Claim(f"{param}_{index}", refs=refs)
+        refs = _param_refs(derivation, param, row, block)
+        return Claim(derivation.meta(refs[0]).label if row.piece is not None else
+                     f"{param}_{_param_index(derivation, param, row)}", refs=refs)
     name = _label(_placed(node, row, _norm(derivation, table, entry.section), context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
 
@@ -378,7 +400,7 @@ def _placed(node, row: _Row, norm: str, attention_row: int, statistics=frozenset
         return _with_sub(node, Paren((Num(str(attention_row)), Num(str(position)))))
     if node.base in ("Q", "K", "V"):
         node = Sym(node.base.lower(), node.primes, node.scripts)
-    if node.base in ("GELU", "ReLU"):
+    if node.base in ("GELU", "ReLU", "SiLU"):
         node = Sym("g")
     if node.base in statistics and norm and not node.primes:
         node = Sym(node.base, 1, node.scripts) if norm == "'" else Sym(node.base, 0, (("^", Sym("f")),) + node.scripts)
@@ -402,7 +424,18 @@ def _label(node) -> str:
 
 
 def _found(derivation: Derivation, name: str, block, head) -> Claim:
-    return Claim(name, refs=find(derivation, name, block, head))
+    """The quantity ``name`` of the title's head, or when that head has none of its own,
+    the one quantity of that name the heads share (k~ of a multi-query case's head 2 is
+    head 1's).
+
+    Raises:
+        DeriveError: when nothing, or several quantities of other heads, have that name."""
+    try:
+        return Claim(name, refs=find(derivation, name, block, head))
+    except DeriveError:
+        if head is None:
+            raise
+        return Claim(name, refs=find(derivation, name, block, None))
 
 
 # ----------------------------------------------------------------------------- weights and formulas
@@ -421,7 +454,8 @@ def _param_of(derivation: Derivation, node) -> str | None:
 def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
     """The row of a weight a table row means: E's row is the token's id (+1) (written as
     the id, the prompt position or the vocabulary piece), P's the position, any other
-    weight's the row number."""
+    weight's the row number; a weight of one row (the given logits z of a softmax case, one
+    per piece) has that row whatever the key."""
     if param == "E":
         if row.id is not None:
             return row.id + 1
@@ -429,7 +463,29 @@ def _param_index(derivation: Derivation, param: str, row: _Row) -> int | None:
             return derivation.case.ids[row.position - 1] + 1
         if row.piece is not None and row.piece in derivation.case.pieces:  # a row keyed by its token alone
             return derivation.case.pieces.index(row.piece) + 1
+    if row.number is None and row.position is None:
+        graph = derivation.graph
+        rows = {graph.nodes[i].meta.position for i in per_derivation(derivation, "param leaves", graph.param_leaves)
+                if graph.nodes[i].meta.param == param}
+        if len(rows) == 1:
+            return next(iter(rows))
     return row.number or row.position
+
+
+def _param_refs(derivation: Derivation, param: str, row: _Row, block, head=None) -> list[Ref]:
+    """The leaves of the weight ``param`` a table row means (:func:`_param_index`); in a
+    row keyed by a vocabulary piece whose weight is indexed by pieces (``z_a``), that
+    piece's leaf alone.
+
+    Raises:
+        DeriveError: when the weight has no such row or piece."""
+    refs = param_row(derivation, param, _param_index(derivation, param, row), block, head)
+    if row.piece is None or not any(isinstance(derivation.meta(r).index, str) for r in refs):
+        return refs
+    mine = [r for r in refs if derivation.meta(r).index == row.piece]
+    if not mine:
+        raise DeriveError(f"{param} has no entry for the piece {row.piece!r}")
+    return mine
 
 
 def param_row(derivation: Derivation, param: str, row: int | None, block, head=None) -> list[Ref]:
@@ -453,9 +509,9 @@ def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:
     param = mathread.label(den).split("_{")[0].split("[")[0] if not isinstance(den, Sym) else \
         den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts
                            if kind == "_" and not (isinstance(c, Sym) and c.base in FREE))
-    index = _param_index(derivation, param, row)
-    refs = [Ref("grad", r.id) for r in param_row(derivation, param, index, block)]
-    return Claim(f"dL/d{param}_{index}", refs=refs)
+    refs = [Ref("grad", r.id) for r in _param_refs(derivation, param, row, block)]
+    where = row.piece if row.piece is not None and len(refs) == 1 else _param_index(derivation, param, row)
+    return Claim(f"dL/d{param}_{where}", refs=refs)
 
 
 def _sinusoid_row(derivation: Derivation, position: int | None) -> list[Ref]:
@@ -483,7 +539,7 @@ def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) 
             return _gradient(derivation, name_node, row, block).refs
         param = _param_of(derivation, name_node)
         if param is not None:
-            return param_row(derivation, param, _param_index(derivation, param, row), block)
+            return _param_refs(derivation, param, row, block)
         return find(derivation, _label(_placed(name_node, row, "", len(derivation.case.ids))), block, head)
 
     for name_node in mathread.names(node):
