@@ -14,6 +14,9 @@ A file mixes, one per line or block:
   is kept with it;
 - displays: ``$$...$$`` and ``\\[...\\]``, with ``aligned`` rows (several ``name &= value``
   pairs may share a row) and ``\\quad``-separated equations;
+- each Markdown flavour derive writes: GitHub's ``$`...`$`` and ````` ```math ````` blocks, and
+  a page escaped for KaTeX's auto-render (``\\\\(u\\_{5}\\\\)``), read as its HTML holds the
+  math (:func:`as_written`);
 - notes under tables (``<sup>a</sup> ...``, ``\\textsuperscript{a}\\,...``): a reader's
   calculation from the printed inputs;
 - prose with inline math (``$\\varepsilon = 1\\mathrm{e}{-05}$``): a value given in an
