@@ -210,3 +210,36 @@ def test_flavours_are_read_as_their_html_holds_them():
         [r"\(u_{5}\) and \(\sigma_{5}\)", r"| `a\_b` \| c | \(x_{1}\) |", r"\["]
     latex = [r"\begin{tabular}{ll}", r"a & b \\[2pt]", r"\\\hline", r"\(u\_{5}\) \\(b)"]
     assert as_written(latex) == latex
+
+
+def test_softmax_names_and_settings_are_judged():
+    """What the softmax pages write, each way a reader could: the denominator
+    sum_j e^{z_j} of Wikipedia's softmax of (1, 2, 3, 4, 1, 2, 3) (2e + 2e^2 + 2e^3 + e^4,
+    from Python's math), dL/dz = p - y of the target d, the one-hot y, and the temperature
+    T = 1/2 of softmax-temperature (its case file); a changed value of each is wrong."""
+    import math
+    total = 2 * math.e + 2 * math.e ** 2 + 2 * math.e ** 3 + math.e ** 4
+    p_d = math.e ** 4 / total
+    grad_d = f"{p_d - 1:.3f}"
+    lines = [f"sum_j e^(z_j) = {total:.3f}",
+             rf"$$\sum_{{j}} e^{{(z_{{j}})}} = {total:.3f}$$",
+             f"$$\\sum_{{j}} e^{{z_{{j}}}} = {total + 0.01:.3f}$$",
+             "| token | $y$ | $\\partial L / \\partial z = (p - y)$ | dL/dz |",
+             "|:--|--:|--:|--:|",
+             f"| `d` | 1 | {grad_d} | {grad_d} |",
+             "| `c` | 1 | 0.175 | 0.176 |"]
+    verdicts = Checker(derived("softmax")).check_text("\n".join(lines))
+    status = [(v.line, v.status) for v in verdicts]
+    assert status == [(1, "correct"), (2, "correct"), (3, "wrong"), (6, "correct"), (6, "correct"), (6, "correct"),
+                      (7, "wrong"), (7, "correct"), (7, "wrong")], [(v.line, v.status, v.message) for v in verdicts]
+    verdicts = Checker(derived("softmax-temperature")).check_text("$T = 1/2$ divides\n$T = 1/3$ divides")
+    assert [v.status for v in verdicts] == ["correct", "wrong"]
+
+
+def test_rotary_width_is_judged():
+    """r, the columns RoPE turns, is d_k = d_model / heads = 4 / 2 = 2 in cat-climbed-llama
+    (its case file: rotary positions, no rotary_fraction); r = 4 is wrong, and a case without
+    rotary positions has no r to judge."""
+    text = "with $r = 2$ and pos\nwith $r = 4$ and pos"
+    assert [v.status for v in Checker(derived("cat-climbed-llama")).check_text(text)] == ["correct", "wrong"]
+    assert [v.status for v in Checker(derived("cat-climbed")).check_text(text)] == ["not checked", "not checked"]
