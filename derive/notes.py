@@ -21,14 +21,16 @@ not hold, and ``not checked`` when it has no formula.
 
 from __future__ import annotations
 
-from flint import ctx
+from fractions import Fraction
+
+from flint import arb, ctx, fmpq
 
 from . import mathread
 from .byhand import READER_PREC
 from .derivation import Derivation
 from .errors import DeriveError
 from .handfile import Entry, _split_top, decimal_places
-from .mathread import Neg, Num
+from .mathread import Bin, Call, Neg, Num, Paren, Sym
 from .names import find
 from .rounding import Format, format_value
 
@@ -44,7 +46,7 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
         name, body = head.strip(), rest
     quantity = _quantity(derivation, name, entry)
     checked, failures = 0, []
-    previous = None  # the full value of the last formula
+    previous, previous_loose = None, False  # the full value of the last formula
     for clause in [c for part in _split_top(body, ";") for c in _split_top(part, ",")]:
         words, formula = _words(clause.strip().rstrip(".").strip())
         if not formula:
@@ -59,32 +61,38 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
         phrase = " ".join(words).lower()
         if previous is not None and phrase.endswith(WORDS_BEFORE_A_ROUNDING):
             exprs, rels = [None] + exprs, ["rounds to"] + rels
-        values = []
+        values, loose = [], []  # loose: the value is a ball over inputs written with cut digits
         for k, expr in enumerate(exprs):
             if expr is None:
                 values.append(previous)
+                loose.append(previous_loose)
                 continue
             if k == 0 and "exact" in phrase and quantity is not None and _is_number(expr):
                 values.append(quantity)
+                loose.append(False)
                 if not _cut_of(quantity, expr):
                     failures.append(f"{mathread.show(expr)} is not the exact value's digits")
                 checked += 1
                 continue
             try:
-                values.append(mathread.evaluate(expr))
+                value, cut_inputs = _evaluate(expr)
             except (ValueError, DeriveError, ArithmeticError):
-                values.append(None)
+                value, cut_inputs = None, False
+            values.append(value)
+            loose.append(cut_inputs)
         for k, rel in enumerate(rels):
             left, right, written = values[k], values[k + 1], exprs[k + 1]
             if left is None or right is None:
                 continue
             checked += 1
-            if not _holds(left, rel, right, written, mode):
+            if not _holds(left, rel, right, written, mode, loose[k]):
                 shown_left = mathread.show(exprs[k]) if exprs[k] is not None else "the value before"
                 failures.append(f"{shown_left} {rel} {mathread.show(written)} does not hold")
-        previous = values[-1] if values and values[-1] is not None else previous
-        if values and isinstance(exprs[-1], (Num, Neg)) and len(values) > 1 and values[-2] is not None:
-            previous = values[-2] if _cut(exprs[-1]) else previous  # the full value, not its cut digits
+        if values and values[-1] is not None:
+            previous, previous_loose = values[-1], loose[-1]
+        if values and isinstance(exprs[-1], (Num, Neg)) and len(values) > 1 and values[-2] is not None \
+                and _cut(exprs[-1]):
+            previous, previous_loose = values[-2], loose[-2]  # the full value, not its cut digits
     label = name or "note"
     if failures:
         return "wrong", f"{label}: the note's calculation is wrong: " + "; ".join(failures), name
@@ -142,8 +150,67 @@ def _equal_text(a: str, b: str) -> bool:
     return Fraction(a.replace("\u2212", "-")) == Fraction(b.replace("\u2212", "-"))
 
 
-def _holds(left, rel: str, right, written, mode: str) -> bool:
-    """One relation of a note between two values (see the module docstring)."""
+def _evaluate(expr) -> tuple:
+    """The value of a note's formula, and whether numbers written with cut digits are among
+    its inputs (``0.19688… / (0.19688… + 1.77762…)``): each then stands for every number
+    with those digits (cut toward zero, so 0.19688… is in [0.19688, 0.19689]) and the value
+    is a ball holding every result. A bare number is its digits.
+
+    Raises:
+        ValueError, DeriveError, ArithmeticError: as :func:`derive.mathread.evaluate`."""
+    if _is_number(expr):
+        return mathread.evaluate(expr), False
+    balls: dict = {}
+
+    def swap(node):
+        if isinstance(node, Num) and node.cut:
+            name = Sym(f"cut{len(balls)}")
+            balls[name] = _cut_ball(node.text)
+            return name
+        if isinstance(node, Bin):
+            return Bin(node.op, swap(node.a), swap(node.b))
+        if isinstance(node, Neg):
+            return Neg(swap(node.a))
+        if isinstance(node, Call):
+            return Call(node.name, tuple(swap(a) for a in node.args), node.base)
+        if isinstance(node, Paren):
+            return Paren(tuple(swap(i) for i in node.items))
+        return node
+
+    swapped = swap(expr)
+    if not balls:
+        return mathread.evaluate(expr), False
+    with ctx.workprec(READER_PREC):
+        return mathread.evaluate(swapped, balls.__getitem__, prec=READER_PREC), True
+
+
+def _cut_ball(text: str) -> arb:
+    """The numbers whose digits ``text`` gives when cut toward zero: [t, t + 10^-places]
+    for t >= 0, [t - 10^-places, t] below 0."""
+    half = fmpq(1, 2 * 10 ** (decimal_places(text) or 0))
+    t = fmpq(*Fraction(text).as_integer_ratio())
+    return arb(t - half if text.startswith("-") else t + half, half)
+
+
+def _overlaps(left, written) -> bool:
+    """A ball over cut inputs gives the written number: some value in it has the written
+    digits (cut: [t, t + ulp] toward zero) or rounds to them ([t - ulp/2, t + ulp/2])."""
+    text = _text(written)
+    t = fmpq(*Fraction(text).as_integer_ratio())
+    ulp = fmpq(1, 10 ** (decimal_places(text) or 0))
+    if _cut(written):
+        lo, hi = (t - ulp, t) if text.startswith("-") else (t, t + ulp)
+    else:
+        lo, hi = t - ulp / 2, t + ulp / 2
+    ball = arb(left)
+    return not (ball.upper() < arb(lo)) and not (ball.lower() > arb(hi))
+
+
+def _holds(left, rel: str, right, written, mode: str, loose: bool = False) -> bool:
+    """One relation of a note between two values (see the module docstring); with
+    ``loose``, ``left`` is a ball over cut inputs (:func:`_evaluate`)."""
+    if loose and _is_number(written):
+        return _overlaps(left, written)
     if _is_number(written):
         text = _text(written)
         places = decimal_places(text) or 0

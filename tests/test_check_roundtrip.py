@@ -243,3 +243,23 @@ def test_rotary_width_is_judged():
     text = "with $r = 2$ and pos\nwith $r = 4$ and pos"
     assert [v.status for v in Checker(derived("cat-climbed-llama")).check_text(text)] == ["correct", "wrong"]
     assert [v.status for v in Checker(derived("cat-climbed")).check_text(text)] == ["not checked", "not checked"]
+
+
+def test_a_note_over_cut_inputs(tmp_path_factory):
+    """With --sig 4, a note divides numbers written with cut digits: 0.195390… / (0.195390… +
+    1.781067… + 2.911995… + 1) is between 0.195390 / 5.888455 = 0.0331818… and 0.195391 /
+    5.888452 = 0.0331821… (Python's fractions), so its digits 0.033182… hold (the cut inputs
+    taken as written give 0.033181…), and 0.033192… is wrong."""
+    from fractions import Fraction
+    low = Fraction("0.195390") / (Fraction("0.195391") + Fraction("1.781068") + Fraction("2.911996") + 1)
+    high = Fraction("0.195391") / (Fraction("0.195390") + Fraction("1.781067") + Fraction("2.911995") + 1)
+    assert Fraction("0.033182") <= high and low < Fraction("0.033183") and high < Fraction("0.033192")
+    lines = chapter(tmp_path_factory, "cat-climbed", "markdown", ["--sig", "4"]).splitlines()
+    claim = "0.195390\\ldots + 1.781067\\ldots + 2.911995\\ldots + 1) = 0.033182\\ldots"
+    note = next(i for i, line in enumerate(lines) if claim in line)
+    verdicts = Checker(derived("cat-climbed")).check_text("\n".join(lines))
+    assert [v.status for v in verdicts if v.line == note + 1] == ["explained"]
+    assert not [v for v in verdicts if v.status in FAILING]
+    lines[note] = lines[note].replace("= 0.033182", "= 0.033192")
+    verdicts = Checker(derived("cat-climbed")).check_text("\n".join(lines))
+    assert [v.status for v in verdicts if v.line == note + 1] == ["wrong"]
