@@ -154,12 +154,12 @@ def _evaluate(expr) -> tuple:
     """The value of a note's formula, and whether numbers written with cut digits are among
     its inputs (``0.19688… / (0.19688… + 1.77762…)``): each then stands for every number
     with those digits (cut toward zero, so 0.19688… is in [0.19688, 0.19689]) and the value
-    is a ball holding every result. A bare number is its digits.
+    is a ball holding every result (a bare cut number too: ``-0.006460… rounds to -0.006461``).
 
     Raises:
         ValueError, DeriveError, ArithmeticError: as :func:`derive.mathread.evaluate`."""
-    if _is_number(expr):
-        return mathread.evaluate(expr), False
+    if _is_number(expr):  # a bare number: its digits, or cut, every number with those digits
+        return (_cut_ball(_text(expr)), True) if _cut(expr) else (mathread.evaluate(expr), False)
     balls: dict = {}
 
     def swap(node):
