@@ -145,7 +145,8 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         refs = _param_refs(derivation, param, row, block)
         return Claim(derivation.meta(refs[0]).label if row.piece is not None else
                      f"{param}_{_param_index(derivation, param, row)}", refs=refs)
-    name = _label(_placed(node, row, _norm(derivation, table, entry.section), context.get("row") or len(case.ids), _statistics(derivation)))
+    norm = _norm(derivation, table, entry.section)
+    name = _label(_placed(node, row, norm, context.get("row") or len(case.ids), _statistics(derivation)))
     return _found(derivation, name, block, head)
 
 
