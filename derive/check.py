@@ -66,6 +66,7 @@ SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
 SIZES = ("d", "V", "T", "d_mlp", "d_ff", "r")  # the case's sizes, when no quantity has the name
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
+RANK = {status: k for k, status in enumerate(STATUSES)}  # a line's verdict is its worst component's
 
 
 @dataclass
@@ -115,7 +116,13 @@ class Checker:
         self._exact: dict[Ref, str] = {}  # a quantity's exact digits, for messages
         self._steps: dict[tuple, dict] = {}  # (weight, gradient) printed at given places -> the weights
         self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
+        self._tables: dict[int, tuple] = {}  # id(table) -> its signature, in the file being checked
         self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
+        # work that depends only on what is written, never on the lines before (a file repeats it):
+        self._claims: dict[tuple, Claim | DeriveError] = {}  # a cell's claim, by its table's keys and place
+        self._notes: dict[tuple, tuple] = {}  # a note's verdict, by its text, head and block
+        self._eps: dict[str, object] = {}  # a section's eps
+        self._settled: dict[tuple, tuple] = {}  # judge_value's correct or explained result, by (ref, text)
 
     # ------------------------------------------------------------------ helpers
     def fmt(self, places: int) -> Format:
@@ -163,6 +170,7 @@ class Checker:
         last = [len(self.derivation.case.ids)]
         entries = parse(text)
         self._sgd_rows = self.sgd_blocks(entries)
+        self._tables = {}
         for entry in entries:
             try:
                 verdicts.append(self.check_entry(entry, last))
@@ -183,12 +191,15 @@ class Checker:
             return Verdict(entry.line, entry.source, "not checked", f"not checked: {entry.skip}", entry.name,
                            entry.values or None)
         if entry.kind == "note":
-            status, message, name = check_note(self.derivation, entry, self.mode)
+            key = (entry.note, entry.head, entry.block)
+            if key not in self._notes:  # a note's verdict is its own text's (and its head's, block's)
+                self._notes[key] = check_note(self.derivation, entry, self.mode)
+            status, message, name = self._notes[key]
             return Verdict(entry.line, entry.source, status, message, name)
         if entry.kind == "arithmetic":
             return self.check_arithmetic(entry)
         if entry.kind == "cell":
-            claim = cell_claim(self.derivation, entry)
+            claim = self.claim(entry)
             if claim.values is not None:
                 return self.judge_computed(entry, claim)
             refs = claim.refs
@@ -215,6 +226,32 @@ class Checker:
                               f"{len(entry.values)}")
         last[0] = self.derivation.meta(refs[-1]).position or last[0]
         return self.judge(entry, refs)
+
+    def claim(self, entry: Entry) -> Claim:
+        """:func:`derive.tablenames.cell_claim`, worked out once per place in a table of the
+        same title, header and key columns under the same heading (what the claim is read
+        from; a repeated table, or the same table with other numbers, gives the same claims).
+
+        Raises:
+            DeriveError: when the header or the row names nothing derive knows."""
+        cell = entry.cell
+        table = cell.table
+        signature = self._tables.get(id(table))
+        if signature is None:
+            signature = (table.title, tuple(table.header), table.keys,
+                         tuple(tuple(row[:table.keys]) for row in table.rows))
+            self._tables[id(table)] = signature
+        masked = entry.values == ["0"] and any(c.strip().lower() == "masked" for c in table.rows[cell.row])
+        key = (signature, entry.section, cell.row, cell.column, entry.head, entry.block, masked)
+        if key not in self._claims:
+            try:
+                self._claims[key] = cell_claim(self.derivation, entry)
+            except DeriveError as exc:
+                self._claims[key] = exc
+        found = self._claims[key]
+        if isinstance(found, DeriveError):
+            raise DeriveError(found.detail, expected=found.expected)
+        return found
 
     def definition(self, entry: Entry, names: tuple[str, ...] = SETTINGS) -> Verdict | None:
         """A definition of the case's settings (``\\varepsilon = 1e-05``, ``\\eta = 1/10``,
@@ -269,7 +306,12 @@ class Checker:
         """The eps of the norm a section is about: the convention (``layernorm_eps``, or
         the eps field another registered norm declares) of the norm slot whose step the
         section's heading names (``LayerNorm before the MLP``: ln2); the first norm's when
-        the heading names none."""
+        the heading names none (worked out once per section)."""
+        if section not in self._eps:
+            self._eps[section] = self._section_eps(section)
+        return self._eps[section]
+
+    def _section_eps(self, section: str):
         derivation, case = self.derivation, self.derivation.case
         slots = [(n.meta.block, n.meta.norm) for n in derivation.graph.nodes if n.meta.norm]
         named = norm_slot(derivation, section)
@@ -429,10 +471,9 @@ class Checker:
         """Judge each written component and combine them into the line's verdict."""
         results = [self.judge_value(ref, text, entry.line) for ref, text in zip(refs, entry.values)]
         for ref, text in zip(refs, entry.values):
-            self.student[ref] = printed_fraction(text)
+            self.student[ref] = _fraction(text)
             self.written_on.setdefault(ref, entry.line)
-        rank = {s: i for i, s in enumerate(STATUSES)}
-        worst = max(results, key=lambda r: rank[r[0]])
+        worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
         label = self.derivation.meta(refs[0]).label if len(refs) == 1 else _row_name(
             [self.derivation.meta(r).label for r in refs]) or entry.name
@@ -451,6 +492,9 @@ class Checker:
 
     def judge_value(self, ref: Ref, text: str, line: int) -> tuple:
         """(status, message, origin line, conventions matched (a list), expected text, exact digits)."""
+        settled = self._settled.get((ref, text))
+        if settled is not None:
+            return settled
         places = decimal_places(text) or 0
         printer = self.printer(places)
         fmt = printer.fmt
@@ -463,12 +507,15 @@ class Checker:
         if (ref, places) not in self._reading:
             self._reading[ref, places] = printer.byhand.reading(ref)
         reading = self._reading[ref, places]
-        if _same(text, expected):
+        if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
             note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
-            return ("correct", f"{label}: correct{note}", None, None, expected, exact)
+            self._settled[ref, text] = ("correct", f"{label}: correct{note}", None, None, expected, exact)
+            return self._settled[ref, text]
         if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):
-            return ("explained", f"{label}: correct given the rounded inputs: {reading.calculation}, "
-                    f"while the exact value {exact} rounds to {expected}", None, None, expected, exact)
+            self._settled[ref, text] = ("explained", f"{label}: correct given the rounded inputs: "
+                                        f"{reading.calculation}, while the exact value {exact} rounds to {expected}",
+                                        None, None, expected, exact)
+            return self._settled[ref, text]
         lines = self.follows(ref, text, fmt)
         if lines:
             return ("explained", f"{label}: correct given what was written on {_lines(lines)}, while the "
@@ -831,6 +878,9 @@ def _common(lists: list[list[str]]) -> str | None:
         return None
     common = [c for c in lists[0] if all(c in other for other in lists[1:])] or lists[0]
     return " or ".join(common)
+
+
+_fraction = lru_cache(maxsize=1 << 16)(printed_fraction)  # a written number's value, read once per text
 
 
 @lru_cache(maxsize=1 << 16)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import mathread
 from .errors import DeriveError
@@ -159,6 +160,7 @@ def split_values(text: str) -> list[str] | None:
     return [n.replace("\u2212", "-") for n in numbers] or None
 
 
+@lru_cache(maxsize=1 << 16)
 def decimal_places(number: str) -> int | None:
     """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3), or None
     when it has no digits after the point (``1``, ``11e0``, ``1.5e2``). The number is within
@@ -237,6 +239,13 @@ def as_written(lines: list[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 10)
+def _title_context(title: str) -> dict:
+    """``Head 1, row 5`` -> {"head": 1, "row": 5}: the context a table title writes (read
+    once per title, not once per cell)."""
+    return {m.group(1).lower(): int(m.group(2)) for m in TITLE_CONTEXT.finditer(title)}
+
+
 def _source(source: str, part: str) -> str:
     """What an entry shows of its line: the line, or when it is long the entry's part."""
     if len(source) <= MAX_SOURCE:
@@ -259,7 +268,7 @@ class _Reader:
     def here(self) -> dict:
         """The head and block in force: a table title's (``Head 1, row 5``) until the next
         title or heading, else the file's context lines'."""
-        found = {m.group(1).lower(): int(m.group(2)) for m in TITLE_CONTEXT.finditer(self.title)}
+        found = _title_context(self.title)
         return {key: found.get(key, self.context[key]) for key in ("head", "block")}
 
     def read(self) -> list[Entry]:
@@ -495,29 +504,53 @@ class _Reader:
         keys = 0
         while keys < len(header) - 1 and _key(header[keys]):
             keys += 1
-        table = Table(self.title, header, [c for _, _, c in data], max(keys, 1))
+        # a short row is padded with empty cells: every row has every key column
+        table = Table(self.title, header, [c + [""] * (len(header) - len(c)) for _, _, c in data], max(keys, 1))
+        here = self.here
         for r, (number, row, row_cells) in enumerate(data):
+            source = row.strip()  # one string shared by the row's entries
             for c in range(table.keys, min(len(header), len(row_cells))):
-                cell = row_cells[c]
-                if not cell or not any(ch.isdigit() for ch in cell):
-                    continue
-                entry = Entry(number, row.strip(), head=self.here["head"], block=self.here["block"],
-                              cell=Cell(table, r, c), kind="cell")
-                try:
-                    chain = mathread.read(cell)
-                    values = value_texts(chain.exprs[-1])
-                except DeriveError:
-                    chain, values = None, None
-                if chain is not None and len(chain.exprs) > 1 and not mathread.names(chain.exprs[0]):
-                    # arithmetic in a cell (12 × 4 = 48, a parameter count): judged on its own numbers
-                    self.entries.append(_from_chain(chain, cell, number, row.strip(), self.here))
-                    continue
+                if "=" in row_cells[c]:
+                    chain = _cell_arithmetic(row_cells[c])
+                    if chain is not None:  # arithmetic in a cell (12 × 4 = 48): judged on its own numbers
+                        self.entries.append(_from_chain(chain, row_cells[c], number, source, here))
+                        continue
+                values, reason = _cell_reading(row_cells[c])
+                if reason == "":
+                    continue  # no number in the cell
+                entry = Entry(number, source, head=here["head"], block=here["block"], cell=Cell(table, r, c),
+                              kind="cell")
                 if values is None:
-                    entry.error = f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
+                    entry.error = reason
                 else:
-                    entry.values = values
-                    entry.skip = next((r for r in map(value_limit, values) if r is not None), None)
+                    entry.values, entry.skip = list(values), reason
                 self.entries.append(entry)
+
+
+@lru_cache(maxsize=1 << 14)
+def _cell_reading(cell: str) -> tuple[tuple[str, ...] | None, str | None]:
+    """What a table cell writes, read once per distinct cell text: (its numbers, why they
+    are not checked or None), (None, the message) when it is not a value, or (None, "")
+    when the cell has no number at all."""
+    if not cell or not any(ch.isdigit() for ch in cell):
+        return None, ""
+    try:
+        values = value_texts(mathread.read(cell).exprs[-1])
+    except DeriveError:
+        values = None
+    if values is None:
+        return None, f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
+    return tuple(values), next((r for r in map(value_limit, values) if r is not None), None)
+
+
+def _cell_arithmetic(cell: str):
+    """The read formula of a cell that writes arithmetic (``12 × 4 = 48``: numbers on the
+    left of its relation, no names), else None."""
+    try:
+        chain = mathread.read(cell)
+    except DeriveError:
+        return None
+    return chain if len(chain.exprs) > 1 and not mathread.names(chain.exprs[0]) else None
 
 
 CONTINUED_ROW = re.compile(r"^\s*&\s*\\q?quad(?![A-Za-z])")  # an aligned row that goes on the row above
@@ -602,22 +635,33 @@ def _latex_row(row: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 14)
 def _cell_text(cell: str) -> str:
     """A cell without its markup: footnote marks, ``$``, ``\\num{}``, wrapping braces."""
+    if not any(mark in cell for mark in "<\\{$"):
+        return cell.strip()  # (most cells: a number or a token, nothing to remove)
     text = re.sub(r"<sup>[^<]*</sup>|\{?\\textsuperscript\{[^{}]*\}\}?", "", cell).strip()
     text = re.sub(r"\\num\{([^{}]*)\}", r"\1", text)
-    while text.startswith("{") and text.endswith("}") and _balanced(text[1:-1]):
-        text = text[1:-1].strip()
-    return text.replace("$", "").replace("\\(", "").replace("\\)", "").strip()
+    return _unbraced(text).replace("$", "").replace("\\(", "").replace("\\)", "").strip()
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+def _unbraced(text: str) -> str:
+    """``text`` without the braces that wrap all of it (``{{0.5}}`` -> ``0.5``), in one pass
+    (a brace closes the one it matches, so ``{a}{b}`` keeps its braces)."""
+    match, stack = {}, []
+    for k, ch in enumerate(text):
+        if ch == "{":
+            stack.append(k)
+        elif ch == "}" and stack:
+            match[stack.pop()] = k
+    lo, hi = 0, len(text) - 1
+    while lo < hi and text[lo] == "{" and match.get(lo) == hi:
+        lo, hi = lo + 1, hi - 1
+        while lo <= hi and text[lo].isspace():
+            lo += 1
+        while hi >= lo and text[hi].isspace():
+            hi -= 1
+    return text[lo:hi + 1]
 
 
 def _split_top(text: str, sep: str) -> list[str]:

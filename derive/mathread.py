@@ -785,6 +785,8 @@ def number_limit(text: str) -> str | None:
     """Why a written number is beyond a hand computation (more than MAX_NUMBER digits, or an
     e-notation exponent beyond +-MAX_NUMBER_EXPONENT), or None when it is within bounds.
     Read from the text alone, so ``0.9e-999999999`` costs nothing."""
+    if len(text) <= MAX_NUMBER and "e" not in text and "E" not in text:
+        return None  # (the common case, asked for every written number: no digit to count)
     mantissa, _, exponent = text.replace("\u2212", "-").lower().partition("e")
     digits = sum(ch.isdigit() for ch in mantissa)
     if digits > MAX_NUMBER:
