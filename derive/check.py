@@ -105,24 +105,35 @@ class Checker:
     def __init__(self, derivation: Derivation, mode: str = "half-away"):
         self.derivation = derivation
         self.mode = mode
-        self._printers: dict[int, Printer] = {}
-        self._variants: dict[str, Derivation | None] = {}
+        # the reader's file: what they wrote so far and where their errors began
         self.student: dict[Ref, Fraction] = {}
         self.origin: dict[Ref, int] = {}
         self.written_on: dict[Ref, int] = {}  # the line each of the reader's values was written on
-        self._readings: dict[int, dict] = {}
-        self._found: dict[tuple, list[Ref]] = {}  # a name's quantities, by (name, block, head)
-        self._reading: dict[tuple, object] = {}  # the by-hand reading of a quantity, by (ref, places)
-        self._exact: dict[Ref, str] = {}  # a quantity's exact digits, for messages
-        self._steps: dict[tuple, dict] = {}  # (weight, gradient) printed at given places -> the weights
+        self._written: dict[int, fmpq] = {}  # the reader's values of the forward pass, by node id
+        self._origins: dict[int, int] = {}  # the origin lines of the forward pass's errors, by node id
         self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
         self._tables: dict[int, tuple] = {}  # id(table) -> its signature, in the file being checked
+        self._printers: dict[int, Printer] = {}
+        # work that depends on the case and the rounding mode alone, never on the lines before: done
+        # once for every checker of this derivation (a file repeats it; so do many files checked in
+        # turn). Nothing kept there refers to the derivation itself (it is forgotten with it).
+        shared = per_derivation(derivation, ("checker", mode), lambda: {})
+
+        def memo(name: str) -> dict:
+            return shared.setdefault(name, {})
+        self._variants: dict[str, Derivation | None] = memo("variants")
+        self._readings: dict[int, dict] = memo("readings")
+        self._found: dict[tuple, list[Ref]] = memo("found")  # a name's quantities, by (name, block, head)
+        self._reading: dict[tuple, object] = memo("reading")  # the by-hand reading of a quantity, by (ref, places)
+        self._exact: dict[Ref, str] = memo("exact")  # a quantity's exact digits, for messages
+        self._steps: dict[tuple, dict] = memo("steps")  # (weight, gradient) printed at given places -> the weights
+        self._claims: dict[tuple, Claim | tuple] = memo("claims")  # a cell's claim, by its table's keys and place
+        self._notes: dict[tuple, tuple] = memo("notes")  # a note's verdict, by its text, head and block
+        self._eps: dict[str, object] = memo("eps")  # a section's eps
+        self._others: dict[tuple, list] = memo("others")  # (ref, format) -> [(convention, its printed value)]
+        self._heads: dict[tuple, list] = memo("heads")  # (ref, format) -> [(another head, its printed value)]
+        self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
         self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
-        # work that depends only on what is written, never on the lines before (a file repeats it):
-        self._claims: dict[tuple, Claim | DeriveError] = {}  # a cell's claim, by its table's keys and place
-        self._notes: dict[tuple, tuple] = {}  # a note's verdict, by its text, head and block
-        self._eps: dict[str, object] = {}  # a section's eps
-        self._settled: dict[tuple, tuple] = {}  # judge_value's correct or explained result, by (ref, text)
 
     # ------------------------------------------------------------------ helpers
     def fmt(self, places: int) -> Format:
@@ -247,10 +258,10 @@ class Checker:
             try:
                 self._claims[key] = cell_claim(self.derivation, entry)
             except DeriveError as exc:
-                self._claims[key] = exc
+                self._claims[key] = (exc.detail, exc.expected)  # (not the exception: its frames hold the case)
         found = self._claims[key]
-        if isinstance(found, DeriveError):
-            raise DeriveError(found.detail, expected=found.expected)
+        if isinstance(found, tuple):
+            raise DeriveError(found[0], expected=found[1])
         return found
 
     def definition(self, entry: Entry, names: tuple[str, ...] = SETTINGS) -> Verdict | None:
@@ -439,10 +450,15 @@ class Checker:
         if name in self._statistics:
             name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
         key = (name, entry.block, entry.head)
-        if key in self._found:
-            return self._found[key]
-        self._found[key] = self._resolve(entry, name)
-        return self._found[key]
+        if key not in self._found:  # (a name that is nothing is remembered too: its message)
+            try:
+                self._found[key] = self._resolve(entry, name)
+            except DeriveError as exc:
+                self._found[key] = (exc.detail, exc.expected)
+        found = self._found[key]
+        if isinstance(found, tuple):
+            raise DeriveError(found[0], expected=found[1])
+        return found
 
     def _resolve(self, entry: Entry, name: str) -> list[Ref]:
         try:
@@ -473,6 +489,8 @@ class Checker:
         for ref, text in zip(refs, entry.values):
             self.student[ref] = _fraction(text)
             self.written_on.setdefault(ref, entry.line)
+            if ref.phase == "before":
+                self._written[ref.id] = fmpq(self.student[ref].numerator, self.student[ref].denominator)
         worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
         label = self.derivation.meta(refs[0]).label if len(refs) == 1 else _row_name(
@@ -485,6 +503,8 @@ class Checker:
                 self.origin.setdefault(ref, entry.line)
             elif result[0] == "inherited":
                 self.origin.setdefault(ref, result[2])
+            if ref in self.origin and ref.phase == "before":
+                self._origins[ref.id] = self.origin[ref]
         origin = next((r[2] for r in results if r[0] == "inherited"), None)
         convention = _common([r[3] for r in results if r[0] == "convention"])
         return Verdict(entry.line, entry.source, status, message, label, entry.values,
@@ -544,18 +564,16 @@ class Checker:
         with no mask and with the mask applied after the softmax). When none does alone,
         every pair of them that changes this quantity is tried together (variance over n-1
         with eps added to sigma), each pair named as "A, together with B"."""
-        others = {}  # description -> this quantity's value under it, written at fmt's places
-        for description in list(CONVENTIONS) + list(DEFAULTS):
-            other = self._under(description, ref, fmt)
-            if other is not None:
-                others[description] = other
-        matches = [d for d, other in others.items() if _same(text, other)]
+        if (ref, fmt) not in self._others:  # the quantity's value under each convention, printed once
+            others = [(d, self._under(d, ref, fmt)) for d in list(CONVENTIONS) + list(DEFAULTS)]
+            self._others[ref, fmt] = [(d, other) for d, other in others if other is not None]
+        matches = [description for description, other in self._others[ref, fmt] if _same(text, other)]
         if matches:
             return matches
         # the conventions that move this quantity at all (two more places than written)
         finer = Format(places=fmt.places + 2, mode=fmt.mode)
         own = self.derivation.decimal(ref, finer)
-        moving = [d for d in others if self._under(d, ref, finer) not in (None, own)]
+        moving = [d for d, _ in self._others[ref, fmt] if self._under(d, ref, finer) not in (None, own)]
         pairs = [(a, b) for i, a in enumerate(moving) for b in moving[i + 1:]]
         return [", together with ".join(pair) for pair in pairs if _same(text, self._under(pair, ref, fmt) or "")]
 
@@ -578,13 +596,16 @@ class Checker:
         meta = self.derivation.meta(ref)
         if meta.head is None:
             return None
-        for head in range(1, self.derivation.case.heads + 1):
-            if head == meta.head:
-                continue
-            other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
-            if len(other) == 1 and _same(text, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")):
-                return head
-        return None
+        if (ref, fmt) not in self._heads:  # the same name's value in each other head, printed once
+            heads = []
+            for head in range(1, self.derivation.case.heads + 1):
+                if head == meta.head:
+                    continue
+                other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
+                if len(other) == 1:
+                    heads.append((head, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")))
+            self._heads[ref, fmt] = heads
+        return next((head for head, other in self._heads[ref, fmt] if _same(text, other)), None)
 
     def follows(self, ref: Ref, text: str, fmt: Format) -> list[int]:
         """The lines of the reader's earlier values (right at the places they were written,
@@ -592,17 +613,16 @@ class Checker:
         gives ``text`` at its places (u_5 from mu_5 = 0.00 and sigma_5 = 0.87 written at 2
         places). Empty when no earlier value reaches this quantity, one of them was wrong
         (that is :meth:`inherited`), or they do not give ``text``."""
-        if ref.phase != "before":
+        if ref.phase != "before" or not self._written:
             return []
-        written = {r.id for r in self.student if r.phase == "before"}
-        upstream = _ancestors(self.derivation.graph, ref.id, written)
-        used = [r for r in self.student if r.phase == "before" and r.id in upstream]
-        if not used or any(r in self.origin for r in used) or not self._gives(ref, text, fmt, upstream, None):
+        upstream = _ancestors(self.derivation.graph, ref.id, self._written.keys())
+        used = [i for i in upstream if i in self._written]
+        if not used or any(i in self._origins for i in used) or \
+                not self._gives(ref, text, fmt, upstream, None, sorted(upstream | {ref.id})):
             return []
         values = self.derivation.evaluation().before.values
-        rounded = [r for r in used if not (is_exact(values[r.id]) and values[r.id] == fmpq(
-            self.student[r].numerator, self.student[r].denominator))]  # mu_5 = 0.00 is mu_5 itself
-        return sorted({self.written_on[r] for r in rounded if r in self.written_on})
+        rounded = [Ref("before", i) for i in used if not (is_exact(values[i]) and values[i] == self._written[i])]
+        return sorted({self.written_on[r] for r in rounded if r in self.written_on})  # mu_5 = 0.00 is mu_5 itself
 
     def inherited(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The line of an earlier error that explains ``text``: recompute the graph with
@@ -617,28 +637,35 @@ class Checker:
         graph = self.derivation.graph
         # the reader's own values shadow what lies behind them: an error before a value
         # they wrote again (right or wrong) does not reach this line through it
-        written = {r.id for r in self.student if r.phase == "before"}
-        upstream = _ancestors(graph, ref.id, written)
-        culprits = [r for r in self.origin if r.phase == "before" and r.id in upstream]
-        if not culprits:
+        upstream = _ancestors(graph, ref.id, self._written.keys())
+        origins = self._origins
+        lines = sorted({origins[i] for i in (upstream if len(upstream) < len(origins) else origins)
+                        if i in upstream and i in origins})
+        if not lines:
             return None
-        lines = sorted({self.origin[r] for r in culprits})
-        if not self._gives(ref, text, fmt, upstream, None):
+        # every written value upstream takes the reader's value: what lies behind them is not read
+        if not self._gives(ref, text, fmt, upstream, None, sorted(upstream | {ref.id})):
             return None
         if len(lines) > 1:
+            # a written value from another line is recomputed from what lies behind it
+            nodes = sorted(_ancestors(graph, ref.id) | {ref.id})
             for line in reversed(lines):
-                if self._gives(ref, text, fmt, upstream, line):
+                if self._gives(ref, text, fmt, upstream, line, nodes):
                     return line
         return lines[0]
 
-    def _gives(self, ref: Ref, text: str, fmt: Format, upstream: set[int], only: int | None) -> bool:
+    def _gives(self, ref: Ref, text: str, fmt: Format, upstream: set[int], only: int | None,
+               nodes: list[int]) -> bool:
         """Recomputing ``ref`` from the reader's values upstream (only the wrong ones that
-        come from line ``only``, when given) gives ``text``."""
-        overrides = {r.id: fmpq(v.numerator, v.denominator) for r, v in self.student.items()
-                     if r.phase == "before" and r.id in upstream
-                     and (only is None or r not in self.origin or self.origin[r] == only)}
+        come from line ``only``, when given) gives ``text``; ``nodes`` (in order) are the
+        nodes that can change it."""
+        written = self._written
+        near = upstream if len(upstream) < len(written) else written
+        overrides = {i: written[i] for i in near if i in upstream and i in written
+                     and (only is None or Ref("before", i) not in self.origin or self.origin[Ref("before", i)] == only)}
         with ctx.workprec(READER_PREC):
-            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before.values, overrides, ref.id)
+            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before.values, overrides, ref.id,
+                                  nodes)
             again = format_value(value, fmt)
         return again is not None and _same(text, again)
 
@@ -886,13 +913,15 @@ _fraction = lru_cache(maxsize=1 << 16)(printed_fraction)  # a written number's v
 @lru_cache(maxsize=1 << 16)
 def _same(written: str, expected: str) -> bool:
     """Two decimal texts name the same printed number (``-0.000`` = ``0.000``)."""
-    if not (is_number(written) and is_number(expected)):
+    if written is None or expected is None:
         return False
-    return printed_fraction(written) == printed_fraction(expected) and \
-        decimal_places(written) == decimal_places(expected)
+    try:
+        return decimal_places(written) == decimal_places(expected) and _fraction(written) == _fraction(expected)
+    except ValueError:  # not a number (undecided ...)
+        return False
 
 
-def _ancestors(graph, node_id: int, stop: set[int] = frozenset()) -> set[int]:
+def _ancestors(graph, node_id: int, stop=frozenset()) -> set[int]:
     """The nodes ``node_id`` is computed from, not looking behind the nodes in ``stop``
     (they are included, their own parents are not)."""
     seen, stack = set(), [node_id]
@@ -910,11 +939,14 @@ def _lines(lines: list[int]) -> str:
     return ("line " if len(lines) == 1 else "lines ") + listed([str(n) for n in lines])
 
 
-def _forward_with(graph, values: list[Value], overrides: dict[int, Value], target: int) -> Value:
+def _forward_with(graph, values: list[Value], overrides: dict[int, Value], target: int,
+                  nodes: list[int] | None = None) -> Value:
     """The value of ``target`` when the nodes in ``overrides`` take the given values
-    (the reader's own) and everything between is recomputed."""
+    (the reader's own) and everything between is recomputed; ``nodes``, in the graph's
+    order, are the nodes to recompute (all up to ``target`` by default: a subset that holds
+    every ancestor of ``target`` gives the same value in less time)."""
     new = dict(overrides)
-    for i in range(target + 1):
+    for i in (range(target + 1) if nodes is None else nodes):
         if i in new or graph.nodes[i].op is None:
             continue
         parents = graph.nodes[i].parents

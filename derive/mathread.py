@@ -24,6 +24,7 @@ resolve as shift, so ``x_1[1]`` reads ``[1]`` as the index of ``x_1``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -562,10 +563,51 @@ def read(text: str) -> Chain:
     return _read(text)
 
 
+# a written value the grammar would read as Num, Neg(Num) or a Vec of them (no e notation, marks
+# or cut digits): read without the parser, as are formulas that end in one after a relation
+_PLAIN_NUMBER = r"[-\u2212]?\d+(?:\.\d+)?"
+_PLAIN_VALUE = re.compile(rf"\s*(?:({_PLAIN_NUMBER})|\[\s*({_PLAIN_NUMBER}(?:\s*,\s*{_PLAIN_NUMBER})*)\s*\])\s*")
+_VALUE_TAIL = re.compile(rf"(=|\u2248|\\approx|\\to|\u2192|(?<!\S)rounds\s+to)({_PLAIN_VALUE.pattern})$")
+# a piece written bare (␣roof) runs to the next space or bracket and may hold a relation
+_LAST_RUN = re.compile(r"[^\s()\[\]{},`$]*$")
+
+
+def _plain_value(text: str):
+    """The node of a plain written value (``0.395``, ``−0.5``, ``[0.1, -0.2]``), exactly as
+    the grammar reads it, or None for anything else."""
+    match = _PLAIN_VALUE.fullmatch(text)
+    if match is None:
+        return None
+    def number(written: str):
+        written = written.replace("\u2212", "-")
+        return Neg(Num(written[1:])) if written.startswith("-") else Num(written)
+    if match.group(1) is not None:
+        return number(match.group(1))
+    return Vec(tuple(number(n.strip()) for n in match.group(2).split(",")))
+
+
 @lru_cache(maxsize=1 << 16)
 def _read(text: str) -> Chain:
     if len(text) > MAX_LENGTH:
         raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
+    value = _plain_value(text)
+    if value is not None:
+        return Chain((value,), ())
+    tail = _VALUE_TAIL.search(text)
+    if tail is not None and "\u2423" not in _LAST_RUN.search(text[:tail.start()]).group(0):
+        # ``name = 0.395``: the name read (and remembered) apart from its value
+        try:
+            head = _formula(text[:tail.start()])
+        except DeriveError:
+            head = None  # (the whole formula gives the message)
+        if head is not None:
+            return Chain(head.exprs + (_plain_value(tail.group(2)),), head.rels + (_relation(tail.group(1)),))
+    return _formula(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _formula(text: str) -> Chain:
+    """The formula read by the grammar."""
     for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
         text = text.replace(spelled, ch)
     source = _scripts(text.replace('\\char"2423', SPACE).replace("\ufeff", ""))
