@@ -533,23 +533,16 @@ SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋₍₎", "012345
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ᶠ", "0123456789+-()f")
 
 
+_SCRIPT_RUN = re.compile("[₀-₉₊₋₍₎]+|[⁰¹²³⁴-⁹⁺⁻⁽⁾ᶠ]+")
+
+
 def _scripts(text: str) -> str:
-    """Unicode sub- and superscripts (``μ₅``, ``o⁽¹⁾``) as ``_{5}`` and ``^{(1)}``."""
-    out, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        for table, mark in ((SUBSCRIPTS, "_"), (SUPERSCRIPTS, "^")):
-            if ch.translate(table) != ch:
-                j = i
-                while j < len(text) and text[j].translate(table) != text[j]:
-                    j += 1
-                out.append(mark + "{" + text[i:j].translate(table) + "}")
-                i = j
-                break
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    """Unicode sub- and superscripts (``μ₅``, ``o⁽¹⁾``) as ``_{5}`` and ``^{(1)}`` (each run of
+    them one script)."""
+    def script(run) -> str:
+        sub = run.group(0)[0] in "₀₁₂₃₄₅₆₇₈₉₊₋₍₎"
+        return ("_{" if sub else "^{") + run.group(0).translate(SUBSCRIPTS if sub else SUPERSCRIPTS) + "}"
+    return _SCRIPT_RUN.sub(script, text)
 
 
 def read(text: str) -> Chain:

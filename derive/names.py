@@ -144,17 +144,26 @@ def _search(derivation: Derivation, wanted: Name, block: int | None, head: int |
     compared with the node's own), or, for a name without a column, the row's components;
     with ``loose``, pieces compare without their ``␣``."""
     key: Fields = wanted.key(loose=loose).fields
-    groups = _by_symbol(derivation)
     matches, rows = [], []
     for symbol in json_symbols(wanted):
-        for i, meta in groups.get(symbol, ()):
+        for i, meta, own, row in _keys(derivation, symbol, loose):
             if block is not None and meta.block not in (None, block):
                 continue
             if head is not None and meta.head not in (None, head):
                 continue
-            name = meta.name
-            if name.key(loose=loose).fields == key:
+            if own == key:
                 matches.append(i)
-            elif key.index is None and name.fields.index is not None and name.key(index=False).fields == key:
+            elif key.index is None and row is not None and row == key:
                 rows.append(i)
     return matches or rows
+
+
+def _keys(derivation: Derivation, symbol: str, loose: bool) -> list[tuple]:
+    """(node id, metadata, the fields its Name is looked up by, those of its row or None)
+    of the quantities with ``symbol``, worked out once per derivation (a lookup compared
+    every quantity's Name afresh)."""
+    def compute() -> list[tuple]:
+        return [(i, meta, meta.name.key(loose=loose).fields,
+                 meta.name.key(index=False).fields if meta.name.fields.index is not None else None)
+                for i, meta in _by_symbol(derivation).get(symbol, ())]
+    return per_derivation(derivation, ("keys", symbol, loose), compute)

@@ -54,7 +54,7 @@ LATEX = ["\\frac", "\\dfrac", "\\sqrt", "\\exp", "\\ln", "\\log", "\\cdot", "\\t
          "\\ldots", "\\cdots", "\\displaystyle", "\\partial", "\\sum", "\\varepsilon", "\\mathrm{e}", "\\char\"2423",
          "\\textvisiblespace{}", "\\unknowncommand", "\\"]
 SPACE = [" ", "  ", "\t", "\r", "\x00", "\x0b", "\x0c"]
-STARTS = ["", "", "", "| ", "|--|--|", "| token | $z$ |", "# ", "## Step 4. LayerNorm", "Step 8. ", "Head 2: ",
+STARTS = ["", "", "", "| ", "|--|--|", "| token | $z$ |", "| token | id | $x_t$ |", "| row | j | $e^{s}$ |", "# ", "## Step 4. LayerNorm", "Step 8. ", "Head 2: ",
           "block 1", "**Head 1, row 5**", "\\textbf{Head 1}", "<sup>a</sup> ", "¹ u_1[1]: ", "% ", "┏━━┓", "│ ",
           "└──┘", "\\section{x}", "$$", "\\[", "\\begin{aligned}", "Head 9", "block 7", "mu_5 = 0.000,\\quad "]
 
@@ -188,3 +188,15 @@ def test_the_cli_never_shows_a_traceback(derivation, tmp_path_factory, data):
             except UnicodeDecodeError:
                 assert result.exit_code == 2 and re.search(r"error:.*hand\.txt.*cannot read", result.output), \
                     result.output
+
+
+@pytest.mark.parametrize("text", [
+    "| id | token | $z$ |\n|--|--|--|\n| 3 |\n| 4 | `␣the` | 1.5 |",  # a row shorter than the keys
+    "| token | id |\n| x |",
+    "{{{{" * 5000 + "0.5" + "}}}}" * 5000 + " = 0.5",  # wrapping braces: one pass, not one per pair
+    "| token | $z$ |\n|--|--|\n| `␣roof` | " + "{" * 10000 + "2.491" + "}" * 10000 + " |",
+])
+def test_found_by_the_fuzz(derivation, text):
+    """Files that ended in a traceback (an IndexError for a ragged table) or in quadratic
+    work (braces stripped a pair at a time), each now a verdict per entry."""
+    check(derivation, text)
