@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import registry, weights
 from .errors import CaseError
-from .numbers import NUMBER_FORMS, parse_exact
+from .numbers import NUMBER_FORMS, parse_exact, python_int_guard
 
 Matrix = list[list[Fraction]]
 Vector = list[Fraction]
@@ -229,7 +229,8 @@ def load_case(name_or_path: str) -> Case:
                         expected=f"a case file of at most {limit:g} MB, with large weights in a safetensors file; "
                         "DERIVE_MAX_CASE_MB=N raises it on purpose")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+        with python_int_guard():  # a 16 MB integer would take minutes to read
+            data = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"cannot read: {exc}", file=str(path), expected="a readable UTF-8 text file") from None
     except RecursionError:

@@ -64,6 +64,7 @@ DEFAULTS = {f"{conv.field} = {conv.default} (the usual default) instead of this 
 WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2], [1,2], [␣the]
 SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
 SIZES = ("d", "V", "T", "d_mlp", "d_ff", "r")  # the case's sizes, when no quantity has the name
+UNDECIDED_DIGITS = "(digits not decided)"  # a value whose digits no precision up to MAX_PREC certifies
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 RANK = {status: k for k, status in enumerate(STATUSES)}  # a line's verdict is its worst component's
@@ -353,7 +354,7 @@ class Checker:
         shown = mathread.show(entry.exact)
         if _same_value(value, written, 30):
             return Verdict(entry.line, entry.source, "correct", f"{label}: correct: {shown}", label, [shown])
-        exact = self.printer(3).byhand._digits(value)
+        exact = self.printer(3).byhand._exact_digits(refs[0]) or UNDECIDED_DIGITS
         return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {shown} is {_show(written)}, "
                        f"the exact value is {exact}", label, [shown], None, [exact])
 
@@ -488,7 +489,7 @@ class Checker:
         results = [self.judge_value(ref, text, entry.line) for ref, text in zip(refs, entry.values)]
         for ref, text in zip(refs, entry.values):
             self.student[ref] = _fraction(text)
-            self.written_on.setdefault(ref, entry.line)
+            self.written_on[ref] = entry.line  # the reader's latest value of it
             if ref.phase == "before":
                 self._written[ref.id] = fmpq(self.student[ref].numerator, self.student[ref].denominator)
         worst = max(results, key=lambda r: RANK[r[0]])
@@ -521,7 +522,7 @@ class Checker:
         expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
             self.derivation.decimal(ref, Format(places=places, mode=self.mode))
         if ref not in self._exact:
-            self._exact[ref] = printer.byhand._digits(self.derivation.value(ref))
+            self._exact[ref] = printer.byhand._exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
         label = self.derivation.meta(ref).label
         if (ref, places) not in self._reading:
@@ -708,7 +709,7 @@ class Checker:
             for ref in quantities:
                 correct = self.printer(places).text[ref].replace("\u2212", "-")
                 if tie or not _same(text, correct):
-                    exact = self.printer(places).byhand._digits(self.derivation.value(ref))
+                    exact = self.printer(places).byhand._exact_digits(ref) or UNDECIDED_DIGITS
                     message += (f"; this is {self._name(ref)} from the printed inputs, whose exact value {exact} "
                                 f"rounds to {correct}")
             return Verdict(entry.line, entry.source, "correct", message, entry.expr, [text], [expected], [shown])

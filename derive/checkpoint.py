@@ -25,6 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import DeriveError
+from .numbers import python_int_guard
 from .rules.huggingface import ARCHITECTURES
 from .weights import arrays
 
@@ -107,7 +108,8 @@ def import_checkpoint(folder: str | Path, weights_name: str, prompt: str | None 
 def _config(path: Path) -> dict:
     """config.json, its floats as Decimals (1e-05 is exactly 1/100000, as the author wrote it)."""
     try:
-        config = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+        with python_int_guard():
+            config = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
     except OSError as exc:
         raise DeriveError(f"cannot read: {exc.strerror or exc}", file=str(path),
                           expected="the checkpoint's config.json") from None

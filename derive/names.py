@@ -25,7 +25,8 @@ from .steps import Ref
 
 HEAD = re.compile(r"\^\{?\((\d+)\)\}?")  # kept for derive.check: a head written as ^(h) or ^{(h)}
 MAX_NAME = 120  # characters of a name (derive's longest, a LaTeX gradient of a spelled-out piece, is about 60)
-EXPECTED = "a name such as z_roof, a_{5,3} (with --head), h_5[1], sigma_5, u_5, p(␣roof), L"
+EXPECTED = ("a name such as z_roof, a_{5,3} (of a head: explain --head, or a `Head 1` line in a checked file), "
+            "h_5[1], sigma_5, u_5, p(␣roof), L")
 
 _MEMO: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {key: value computed once})
 

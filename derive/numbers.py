@@ -7,6 +7,8 @@ through binary floats) or fractions as strings (``"1/3"``, ``"-2/7"``, ``"1e-5"`
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
@@ -46,3 +48,18 @@ def parse_exact(value: object) -> Fraction:
             raise ValueError(f"{value!r} is not a number") from None
         return result
     raise ValueError(f"{value!r} is not a number")
+
+
+@contextmanager
+def python_int_guard():
+    """Python's default limit of 4,300 digits on reading an integer from text, while a file
+    from outside (a case, a checkpoint's config) is parsed: derive lifts the limit to print
+    long values (derive/__init__.py), but a 16 MB integer would take minutes to read."""
+    before = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
+    if before is not None:
+        sys.set_int_max_str_digits(4300)
+    try:
+        yield
+    finally:
+        if before is not None:
+            sys.set_int_max_str_digits(before)

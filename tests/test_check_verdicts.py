@@ -173,3 +173,23 @@ def test_a_gelu_column_is_judged_row_by_row(derivation):
     rows[0][1] = R.vector(o["g"][4])
     verdicts = Checker(derivation).check_text(_table("## MLP", ["token", "GELU (tanh form)"], rows))
     assert [v.status for v in verdicts] == ["wrong"] + ["correct"] * 4, [v.message for v in verdicts]
+
+
+def test_the_line_named_is_the_latest_value_written(derivation):
+    """sigma_5 written twice (0.866, then 0.87): u_5 from 0.87 follows from line 3, the
+    later one (it named line 1 before)."""
+    o = R.forward()
+    from_87 = R.vector([(x - o["mu"][4]) / F("0.87") for x in o["x"][4]])
+    verdicts = Checker(derivation).check_text(f"sigma_5 = 0.866\nsigma_5 = 0.87\nu_5 = {from_87}\n")
+    assert verdicts[2].status == "explained" and "written on line 2," in verdicts[2].message, verdicts[2].message
+
+
+@pytest.mark.parametrize("phase", ["", " after"])
+def test_many_places_give_a_verdict_not_a_traceback(derivation, phase):
+    """p(␣roof) at 28 places: its exact digits are certified at a higher precision (the
+    after-step value raised NeedPrecision); the value before the step, from hand_reference
+    (mpmath at 400 bits), is correct."""
+    right = R.text(R.forward()["p"]["␣roof"], 28)
+    [v] = Checker(derivation).check_text(f"p(␣roof){phase} = {right}")
+    assert v.status == ("correct" if not phase else "wrong"), v.message
+    assert v.exact and "undecided" not in v.exact[0] and len(v.exact[0]) >= 30
