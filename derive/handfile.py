@@ -52,6 +52,8 @@ SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  
 NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
 MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
 STEP_HEADING = re.compile(r"^Step \d+\.\s")
+# "after the step" (or "before the SGD step", "\ \text{after the step}") after a name: its pass
+PHASE_WORDS = re.compile(r"(?:\\[ ,;]\s*)?(\\text\{\s*)?\b(after|before)\s+(?:the\s+)?(?:SGD\s+)?step\b\s*(?(1)\})")
 MATRIX_OPEN = re.compile(r"\\begin\{([bpvBV]?matrix)\}")
 MATRIX_LINES = 1000  # the most lines one matrix may take (a 768-wide row, one entry a line, fits)
 MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
@@ -741,6 +743,7 @@ def _markdown_text(text: str) -> str:
 def _equation(text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
     """``name = ... = value`` or ``expression = value``; with ``exact`` (a display), also
     ``name = exact form`` and ``name = formula over other names``."""
+    text = PHASE_WORDS.sub(r" \2", text)  # E_{2,1} after the step = ...: E_{2,1} after
     try:
         chain = mathread.read(text.strip().rstrip(".,;"))
     except DeriveError:

@@ -133,3 +133,17 @@ def test_a_gradient_table_keyed_by_token_alone(derivation):
     assert v.status == "correct", v.message
     [v] = Checker(derivation).check_text(table.format(", ".join(["0.011"] + GRAD_THE[1:])))
     assert v.status == "wrong", v.message
+
+
+@pytest.mark.parametrize("name", ["E_{2,1} after the step", "E_{2,1} after the SGD step",
+                                  "E_{2,1}\\ \\text{after the step}", "E_{2,1} after"])
+def test_a_weight_after_the_step_in_words(derivation, name):
+    """docs/names.md's own example, `E_{2,1} after the step`: the seed page's row of ␣the
+    (id 1, E's row 2) after one step, -0.5 - 0.1·(-0.011) = -0.4989 (printed -0.499); the
+    update with the sign flipped, -0.501, is wrong."""
+    right = R.text(F(-1, 2) - F(1, 10) * F(GRAD_THE[0]))
+    assert right == "-0.499"
+    [v] = Checker(derivation).check_text(f"{name} = {right}")
+    assert v.status == "correct", v.message
+    [v] = Checker(derivation).check_text(f"{name} = -0.501")
+    assert v.status == "wrong", v.message
