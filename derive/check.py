@@ -45,7 +45,7 @@ from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
-from .names import HEAD, find, per_derivation
+from .names import HEAD, find, label_of, per_derivation
 from .notes import check_note
 from .printing import counted, listed
 from .rounding import Format, format_fraction, format_value
@@ -339,7 +339,7 @@ class Checker:
         """An exact form (``E_{1,1} = -1/2``, ``sigma_1 = sqrt(375010)/1000``) or a definition
         in terms of other quantities (``m_1[1] = W_2_{1,1} g_1[1] + ...``), compared with the
         exact value to 30 digits."""
-        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else entry.name
+        label = label_of(self.derivation, refs[0]) if len(refs) == 1 else entry.name
         if len(refs) != 1:
             raise DeriveError(f"{entry.name} has {len(refs)} components but the line gives one exact value")
         meta = self.derivation.meta(refs[0])
@@ -494,8 +494,8 @@ class Checker:
                 self._written[ref.id] = fmpq(self.student[ref].numerator, self.student[ref].denominator)
         worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
-        label = self.derivation.meta(refs[0]).label if len(refs) == 1 else _row_name(
-            [self.derivation.meta(r).label for r in refs]) or entry.name
+        label = label_of(self.derivation, refs[0]) if len(refs) == 1 else _row_name(
+            [label_of(self.derivation, r) for r in refs]) or entry.name
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
         message = "; ".join(dict.fromkeys(messages)) or "correct"
         for ref, result in zip(refs, results):
@@ -524,7 +524,7 @@ class Checker:
         if ref not in self._exact:
             self._exact[ref] = printer.byhand._exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
-        label = self.derivation.meta(ref).label
+        label = label_of(self.derivation, ref)
         if (ref, places) not in self._reading:
             self._reading[ref, places] = printer.byhand.reading(ref)
         reading = self._reading[ref, places]
@@ -602,7 +602,10 @@ class Checker:
             for head in range(1, self.derivation.case.heads + 1):
                 if head == meta.head:
                     continue
-                other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
+                try:
+                    other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
+                except DeriveError:  # no such quantity in that head (q_5[2] is a column of head 1 only)
+                    continue
                 if len(other) == 1:
                     heads.append((head, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")))
             self._heads[ref, fmt] = heads
@@ -752,13 +755,13 @@ class Checker:
         if op == "-" and plus or op == "+" and minus or not (plus or minus):
             return None  # against the gradient (or not a weight and its gradient)
         leaf = (plus or minus)[0]
-        label = self.derivation.meta(Ref("before", leaf)).label
+        label, grad, after = (label_of(self.derivation, Ref(phase, leaf)) for phase in ("before", "grad", "after"))
         gradient = written if plus else -written
         right = w - eta * gradient
         how = "adds the gradient" if op == "+" else f"writes the gradient with its sign flipped ({g})"
-        message = (f"wrong: an SGD step goes against the gradient: {label} - {exact_text(eta)}·dL/d{label} = "
+        message = (f"wrong: an SGD step goes against the gradient: {label} - {exact_text(eta)}·{grad} = "
                    f"{theta} - {exact_text(eta)}·({_text(gradient)}) = {_text(right)}; this line {how}")
-        return Verdict(entry.line, entry.source, "wrong", message, f"{label} after the step", [text],
+        return Verdict(entry.line, entry.source, "wrong", message, after, [text],
                        [format_fraction(right, self.fmt(decimal_places(text) or 0))], [_text(right)])
 
     def sgd_blocks(self, entries: list[Entry]) -> dict[int, int]:
@@ -799,7 +802,7 @@ class Checker:
 
     def _name(self, ref: Ref) -> str:
         meta = self.derivation.meta(ref)
-        return meta.label + (f" (head {meta.head})" if meta.head else "")
+        return label_of(self.derivation, ref) + (f" (head {meta.head})" if meta.head else "")
 
     def by_hand_of(self, value, places: int) -> list[Ref]:
         """The printed quantities whose by-hand form from the printed inputs (at ``places``)

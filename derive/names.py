@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from .derivation import Derivation
 from .errors import DeriveError
-from .name import Fields, Name, json_symbol
+from .name import Fields, Name, after_step, grad_of, json_symbol
 from .name_parser import parse_name
 from .steps import Ref
 
@@ -38,6 +38,20 @@ def json_symbols(name: Name) -> tuple[str, ...]:
     if f.param or f.grad or f.after:
         return ()  # weights, gradients and values after the step are not forward quantities
     return (json_symbol(name),)
+
+
+def label_of(derivation: Derivation, ref: Ref) -> str:
+    """The plain name of what ``ref`` points at, as derive prints it: the quantity's own
+    label before the step (``E_{3,4}``, ``z_d``), ``dL/dE_{3,4}`` for its gradient (phase
+    ``grad``), ``E_{3,4} after the step`` for its value after the SGD step (phase ``after``
+    or ``updated``), from :func:`derive.name.grad_of` and :func:`derive.name.after_step`.
+    A quantity without a Name (a partial sum) keeps its label with the same words."""
+    meta = derivation.graph.nodes[ref.id].meta
+    if ref.phase == "grad":
+        return str(grad_of(meta.name)) if meta.name is not None else f"dL/d{meta.label}"
+    if ref.phase in ("after", "updated"):
+        return str(after_step(meta.name)) if meta.name is not None else f"{meta.label} after the step"
+    return meta.label
 
 
 def per_derivation(derivation: Derivation, key, compute):

@@ -1,0 +1,112 @@
+"""derive check: what a wrong value is called.
+
+(a) A wrong q, k or v row of one head was "unreadable" ("no quantity is called 'q_5[2]'"):
+looking for the same component in the other head raised, and q_5[2] is a column of head 1
+only. A wrong value is "wrong", with its exact value.
+
+(b) A wrong gradient or value after the step was labelled with the weight itself ("z_d:
+wrong" for dL/dz_d). The label reads as derive prints the names: dL/dE_{3,4},
+E_{2,1} after the step.
+
+Right values: the seed case's forward pass from tests/hand/hand_reference.py (fractions and
+mpmath), the seed page's dL/dE rows and updated row of ␣the, and Wikipedia's softmax example
+(z = [1, 2, 3, 4, 1, 2, 3], target d) computed here with mpmath.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from derive.case import load_case
+from derive.check import Checker
+from derive.derivation import derive
+
+sys.path.insert(0, str(Path(__file__).parent / "hand"))
+import hand_reference as R  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return derive(load_case("cat-climbed"))
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return derive(load_case("cat-climbed-llama"))
+
+
+def one(derivation, text: str):
+    verdicts = Checker(derivation).check_text(text)
+    assert len(verdicts) == 1
+    return verdicts[0]
+
+
+@pytest.mark.parametrize("symbol", ["q", "k", "v"])
+def test_a_wrong_row_of_one_head_is_wrong(seed, symbol):
+    exact = R.forward()[symbol][4][:2]  # position 5, head 1's columns
+    written = [R.rounded(exact[0]), R.rounded(exact[1]) - R.F(1, 1000)]  # the second one off by 0.001
+    verdict = one(seed, f"{symbol}_5^(1) = [{R.text(written[0])}, {R.text(written[1])}]")
+    assert verdict.status == "wrong", verdict.message
+    assert verdict.message.startswith(f"{symbol}_5[2]: wrong: the exact value is ")
+    assert verdict.message.endswith(f"which rounds to {R.text(exact[1])}")
+
+
+@pytest.mark.parametrize("line", ["v_5 = [9, 9]", "k_5 = [9, 9]"])
+def test_llama_wrong_rows_are_wrong(llama, line):
+    # a value far off (no convention or other head gives 9): wrong, never "no quantity is called"
+    verdict = one(llama, line)
+    assert verdict.status == "wrong", verdict.message
+    assert "no quantity" not in verdict.message
+
+
+def test_llama_rotated_query_off_by_one_digit(tmp_path):
+    out = tmp_path / "l.tex"
+    subprocess.run([sys.executable, "-m", "derive", "latex", "cat-climbed-llama", "-o", str(out)], check=True,
+                   capture_output=True)
+    text = out.read_text(encoding="utf-8")
+    line = re.search(r"^\\tilde\{q\}_\{5\}\^\{\(2\)\} &= \[(-?[\d.]+), (-?\d\.\d{3})\]$", text, re.M)
+    assert line is not None
+    last = line.group(2)
+    changed = last[:-1] + str((int(last[-1]) + 1) % 10)
+    bad = line.group(0).replace(f", {last}]", f", {changed}]")
+    verdicts = Checker(derive(load_case("cat-climbed-llama"))).check_text("Head 2\n" + line.group(0) + "\n" + bad)
+    assert [v.status for v in verdicts] == ["correct", "wrong"], [v.message for v in verdicts]
+    assert verdicts[1].message.startswith("q~_5[4]: wrong: the exact value is ")
+
+
+def test_a_gradient_is_named_as_one(seed):
+    cat = R.seed_rows(R.SEED_GRADIENTS)[1]
+    assert R.token(cat[1]) == "␣cat"
+    right = R.seed_vector(cat[2])
+    verdict = one(seed, f"∂L/∂E[␣cat] = [{', '.join(R.texts(right[:3]))}, {R.text(right[3] - R.F(1, 1000))}]")
+    assert verdict.status == "wrong"
+    assert verdict.message == (f"dL/dE_{{3,4}}: wrong: the exact value is {verdict.exact[3]}, which rounds to "
+                               f"{R.text(right[3])}")
+
+
+def test_a_value_after_the_step_is_named_as_one(seed):
+    right = R.seed_vector(R.SEED_THE_UPDATED)
+    written = [right[0] - R.F(2, 1000)] + right[1:]
+    verdict = one(seed, f"E[␣the] after = [{', '.join(R.texts(written))}]")
+    assert verdict.status == "wrong"
+    assert verdict.message == (f"E_{{2,1}} after the step: wrong: the exact value is {verdict.exact[0]}, which "
+                               f"rounds to {R.text(right[0])}")
+
+
+def test_softmax_gradient_cell_names_the_gradient():
+    mpmath.mp.dps = 30
+    z = [1, 2, 3, 4, 1, 2, 3]
+    grad_d = mpmath.exp(4) / sum(mpmath.exp(v) for v in z) - 1  # (p - y)_d, target d
+    digits = mpmath.nstr(grad_d, 25)
+    right = R.F(digits)
+    wrong = R.text(R.rounded(right) - R.F(1, 1000))
+    verdict = one(derive(load_case("softmax")), f"∂L/∂z_d = {wrong}")
+    assert verdict.status == "wrong"
+    assert verdict.message.startswith(f"dL/dz_d: wrong: the exact value is {digits[:8]}")  # cut, not rounded
+    assert verdict.message.endswith(f"which rounds to {R.text(right)}")
