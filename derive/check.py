@@ -45,7 +45,7 @@ from .derivation import Derivation, derive
 from .errors import DeriveError
 from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
-from .names import HEAD, find, label_of, per_derivation
+from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, listed
 from .rounding import Format, format_fraction, format_value
@@ -592,8 +592,9 @@ class Checker:
         return other.replace("\u2212", "-")
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
-        """The head whose quantity of the same name has the written value, when it is not
-        this quantity's head (a swapped head), else None."""
+        """The head whose quantity of the same name (or, for a row split among the heads by
+        columns, whose component at the same place: q_5[3] for head 1's q_5[1]) has the
+        written value, when it is not this quantity's head (a swapped head), else None."""
         meta = self.derivation.meta(ref)
         if meta.head is None:
             return None
@@ -604,8 +605,9 @@ class Checker:
                     continue
                 try:
                     other = find(self.derivation, HEAD.sub("", meta.label), meta.block, head)
-                except DeriveError:  # no such quantity in that head (q_5[2] is a column of head 1 only)
-                    continue
+                except DeriveError:  # q_5[2] is a column of head 1 only: head 2's column at its place
+                    place = same_place_in_head(self.derivation, ref.id, head)
+                    other = [] if place is None else [Ref(ref.phase, place)]
                 if len(other) == 1:
                     heads.append((head, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")))
             self._heads[ref, fmt] = heads

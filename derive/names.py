@@ -54,6 +54,36 @@ def label_of(derivation: Derivation, ref: Ref) -> str:
     return meta.label
 
 
+def same_place_in_head(derivation: Derivation, node_id: int, head: int) -> int | None:
+    """For a component of a row whose columns are split among the heads (q_5[1], q_5[2]
+    in head 1; q_5[3], q_5[4] in head 2), the node id of the component at the same place
+    within ``head``'s columns (q_5[3] for q_5[1]). None when the quantity belongs to no
+    head, is no such component, or ``head`` has another number of columns.
+
+    Raises:
+        nothing: a name that is nowhere in ``head`` is None."""
+    meta = derivation.graph.nodes[node_id].meta
+    if meta.head is None or meta.name is None:
+        return None
+    placed = _by_head(derivation, meta.symbol, meta.block, meta.name.key(index=False).fields).get
+    own, other = placed(meta.head, []), placed(head, [])
+    if meta.name.fields.index is not None and len(own) == len(other) and node_id in own:
+        return other[own.index(node_id)]  # q_5[1] of head 1 is q_5[3] of head 2
+    return None
+
+
+def _by_head(derivation: Derivation, symbol: str, block: int | None, row: Fields) -> dict[int, list[int]]:
+    """The node ids of the row ``row`` (a Name's fields without its index) in ``block``,
+    grouped by head, in order of their index (a quantity without a head is left out)."""
+    def compute() -> dict[int, list[int]]:
+        groups: dict[int, list[tuple]] = {}
+        for i, meta, _, key in _keys(derivation, symbol, False):
+            if key == row and meta.block == block and meta.head is not None and not meta.param:
+                groups.setdefault(meta.head, []).append((str(meta.name.fields.index), i))
+        return {h: [i for _, i in sorted(members, key=lambda m: (len(m[0]), m[0]))] for h, members in groups.items()}
+    return per_derivation(derivation, ("by head", symbol, block, row), compute)
+
+
 def per_derivation(derivation: Derivation, key, compute):
     """``compute()``, done once per derivation and ``key`` (an index of its names, the
     answer to a lookup); forgotten with the derivation.

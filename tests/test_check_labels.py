@@ -2,7 +2,8 @@
 
 (a) A wrong q, k or v row of one head was "unreadable" ("no quantity is called 'q_5[2]'"):
 looking for the same component in the other head raised, and q_5[2] is a column of head 1
-only. A wrong value is "wrong", with its exact value.
+only. A wrong value is "wrong", with its exact value; head 2's column in head 1's place
+(v_5[4] written as v_5[2]) is named as the other head's value.
 
 (b) A wrong gradient or value after the step was labelled with the weight itself ("z_d:
 wrong" for dL/dz_d). The label reads as derive prints the names: dL/dE_{3,4},
@@ -110,3 +111,12 @@ def test_softmax_gradient_cell_names_the_gradient():
     assert verdict.status == "wrong"
     assert verdict.message.startswith(f"dL/dz_d: wrong: the exact value is {digits[:8]}")  # cut, not rounded
     assert verdict.message.endswith(f"which rounds to {R.text(right)}")
+
+
+def test_a_column_of_the_other_head_is_named_as_one(seed):
+    v5 = R.forward()["v"][4]  # position 5: head 1 reads columns 1-2, head 2 columns 3-4
+    assert R.text(v5[3]) != R.text(v5[1])
+    verdict = one(seed, f"v_5^(1) = [{R.text(v5[0])}, {R.text(v5[3])}]")  # head 2's second column in head 1's place
+    assert verdict.status == "wrong", verdict.message
+    assert verdict.message.startswith(f"v_5[2]: {R.text(v5[3])} is the value of head 2, not head 1 (heads swapped?)")
+    assert verdict.message.endswith(f"rounds to {R.text(v5[1])}")
