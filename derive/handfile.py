@@ -176,13 +176,13 @@ def decimal_places(number: str) -> int | None:
     return places if places >= 0 else None
 
 
-def value_limit(number: str) -> str | None:
+def value_limit(number: str, most: int = MAX_PLACES) -> str | None:
     """Why a written value is not checked: beyond a hand computation's bounds
-    (:func:`derive.mathread.number_limit`) or written with more than MAX_PLACES places;
+    (:func:`derive.mathread.number_limit`) or written with more than ``most`` places;
     None when it is checked."""
     reason = mathread.number_limit(number)
-    if reason is None and (decimal_places(number) or 0) > MAX_PLACES:
-        reason = f"{number[:12]}... is written with {decimal_places(number)} places (derive judges at most {MAX_PLACES})"
+    if reason is None and (decimal_places(number) or 0) > most:
+        reason = f"{number[:12]}... is written with {decimal_places(number)} places (derive judges at most {most})"
     return reason
 
 

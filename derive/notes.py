@@ -14,9 +14,18 @@ formula by :mod:`derive.mathread`. Each relation is checked:
 - after the words ``the exact value``, the value is the named quantity's: its digits are
   the exact value's, cut.
 
+A side holding numbers written with ``…`` (``2.777425995… + 0.617205760…``) is a ball over
+every number with those digits (:func:`_evaluate`); an equation with such a side holds when
+the other side's value lies in it (two such sides: when the balls overlap). After a chain
+that ends in cut digits, ``which rounds to`` rounds the chain's full value: its first side
+computed from exact inputs (``1.7320393 · 1.6035583 - …``), not the ball of its cut terms.
+
 The note is ``explained`` when every relation holds and at least one was checked (it is
 right arithmetic from rounded inputs, whatever the exact value is), ``wrong`` when one does
-not hold, and ``not checked`` when it has no formula.
+not hold, and ``not checked`` when it has no formula, or when a number in it is beyond the
+checker's bounds (:func:`derive.handfile.value_limit`: more than MAX_PLACES places, as a
+value in a table, or MAX_PLACES + CUT_PLACES for digits written with ``…``; derive's values
+carry 30 digits), with the reason.
 """
 
 from __future__ import annotations
@@ -29,12 +38,14 @@ from . import mathread
 from .byhand import READER_PREC
 from .derivation import Derivation
 from .errors import DeriveError
-from .handfile import Entry, _split_top, decimal_places
+from .handfile import MAX_PLACES, Entry, _split_top, decimal_places, value_limit
 from .mathread import Bin, Call, Neg, Num, Paren, Sym
 from .names import find
 from .rounding import Format, format_value
 
 WORDS_BEFORE_A_ROUNDING = ("rounds to", "gives", "round to")
+CUT_PLACES = 2  # a note's cut digits carry two places more than its values (byhand._digits): at
+# MAX_PLACES places, 2.777425995… has MAX_PLACES + 2
 
 
 def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, str, str | None]:
@@ -44,6 +55,7 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
     head, sep, rest = text.partition(":")
     if sep and len(head) < 60 and "=" not in head:
         name, body = head.strip(), rest
+    label = name or "note"
     quantity = _quantity(derivation, name, entry)
     checked, failures = 0, []
     previous, previous_loose = None, False  # the full value of the last formula
@@ -55,8 +67,13 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
             chain = mathread.read(formula)
         except DeriveError:
             continue
-        if not mathread.numbers(chain):
+        written = mathread.numbers(chain)
+        if not written:
             continue
+        limit = next((r for r in (value_limit(n.text, MAX_PLACES + CUT_PLACES * n.cut) for n in written)
+                      if r is not None), None)
+        if limit is not None:
+            return "not checked", f"{label}: not checked: {limit}", name
         exprs, rels = list(chain.exprs), list(chain.rels)
         phrase = " ".join(words).lower()
         if previous is not None and phrase.endswith(WORDS_BEFORE_A_ROUNDING):
@@ -81,25 +98,33 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
             values.append(value)
             loose.append(cut_inputs)
         for k, rel in enumerate(rels):
-            left, right, written = values[k], values[k + 1], exprs[k + 1]
+            left, right = values[k], values[k + 1]
             if left is None or right is None:
                 continue
             checked += 1
-            if not _holds(left, rel, right, written, mode, loose[k]):
+            if not _holds(left, rel, right, exprs[k + 1], mode, loose[k], loose[k + 1]):
                 shown_left = mathread.show(exprs[k]) if exprs[k] is not None else "the value before"
-                failures.append(f"{shown_left} {rel} {mathread.show(written)} does not hold")
+                failures.append(f"{shown_left} {rel} {mathread.show(exprs[k + 1])} does not hold")
         if values and values[-1] is not None:
             previous, previous_loose = values[-1], loose[-1]
         if values and isinstance(exprs[-1], (Num, Neg)) and len(values) > 1 and values[-2] is not None \
                 and _cut(exprs[-1]):
-            previous, previous_loose = values[-2], loose[-2]  # the full value, not its cut digits
-    label = name or "note"
+            previous, previous_loose = _full(values[:-1], loose[:-1])  # the full value, not its cut digits
     if failures:
         return "wrong", f"{label}: the note's calculation is wrong: " + "; ".join(failures), name
     if not checked:
         return "not checked", f"{label}: a note in words", name
     return "explained", (f"{label}: a reader's calculation from the printed inputs; its arithmetic and "
                          f"roundings hold ({checked} checked)"), name
+
+
+def _full(values: list, loose: list) -> tuple:
+    """The full value of a chain's sides before its cut digits, and whether it is a ball over
+    cut inputs: the first side computed from exact inputs (``1.7320393 · 1.6035583 -
+    0.5773464 · (-1.0690389)``: every later side was cut from it), else the last side (a
+    ball over cut inputs: ``0.195390… / (0.195390… + 1.781067… + 2.911995… + 1)``)."""
+    exact = [(v, False) for v, wide in zip(values, loose) if v is not None and not wide]
+    return exact[0] if exact else (values[-1], loose[-1])
 
 
 def _quantity(derivation: Derivation, name: str | None, entry: Entry):
@@ -206,11 +231,15 @@ def _overlaps(left, written) -> bool:
     return not (ball.upper() < arb(lo)) and not (ball.lower() > arb(hi))
 
 
-def _holds(left, rel: str, right, written, mode: str, loose: bool = False) -> bool:
+def _holds(left, rel: str, right, written, mode: str, loose: bool = False, loose_right: bool = False) -> bool:
     """One relation of a note between two values (see the module docstring); with
-    ``loose``, ``left`` is a ball over cut inputs (:func:`_evaluate`)."""
+    ``loose`` (``loose_right``), ``left`` (``right``) is a ball over cut inputs
+    (:func:`_evaluate`): ``written`` is the right side's formula."""
     if loose and _is_number(written):
         return _overlaps(left, written)
+    if (loose or loose_right) and not _is_number(written):  # some number in both balls
+        with ctx.workprec(READER_PREC):
+            return bool(arb(left).overlaps(arb(right)))
     if _is_number(written):
         text = _text(written)
         places = decimal_places(text) or 0
