@@ -251,7 +251,8 @@ class Checker:
         signature = self._tables.get(id(table))
         if signature is None:
             signature = (table.title, tuple(table.header), table.keys,
-                         tuple(tuple(row[:table.keys]) for row in table.rows))
+                         tuple(tuple(row[:table.keys]) for row in table.rows),
+                         tuple(table.origin_rows or ()), tuple(table.origin_columns or ()))
             self._tables[id(table)] = signature
         masked = entry.values == ["0"] and any(c.strip().lower() == "masked" for c in table.rows[cell.row])
         key = (signature, entry.section, cell.row, cell.column, entry.head, entry.block, masked)

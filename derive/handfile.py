@@ -37,6 +37,7 @@ from functools import lru_cache
 from . import mathread
 from .errors import DeriveError
 from .mathread import Chain, Neg, Num, Vec
+from .steps import OMITTED, PART_LINE
 
 MINUS = "\u2212"
 MAX_SOURCE = 300  # characters of a line repeated in each of its entries (one line of 20,000 equations)
@@ -84,6 +85,19 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     keys: int
+    # where each data row and column stands in the whole table (0-based): a part of a table
+    # (derive's LaTeX comment :data:`~derive.steps.PART_LINE`) starts further down or holds
+    # some of its columns; a gap row (``… 35 rows omitted``) skips rows. None: as written.
+    origin_rows: list[int] | None = None
+    origin_columns: list[int] | None = None
+
+    def row_at(self, r: int) -> int:
+        """Data row ``r``'s place (0-based) in the whole table."""
+        return self.origin_rows[r] if self.origin_rows is not None else r
+
+    def column_at(self, c: int) -> int:
+        """Column ``c``'s place (0-based) in the whole table."""
+        return self.origin_columns[c] if self.origin_columns is not None else c
 
 
 @dataclass
@@ -492,10 +506,14 @@ class _Reader:
             if text.rstrip().endswith("\\\\"):
                 rows.append((first, text.rstrip()[:-2]))
                 text, first = "", None
-        self.table([r for _, r in rows], None, _latex_row, [n + 1 for n, _ in rows])
+        part = next((PART_LINE.match(self.lines[k].strip()) for k in range(max(i - 3, 0), i)
+                     if PART_LINE.match(self.lines[k].strip())), None)
+        self.table([r for _, r in rows], None, _latex_row, [n + 1 for n, _ in rows], part)
 
-    def table(self, rows: list[str], first_line: int | None, split, numbers: list[int] | None = None) -> None:
-        """One entry per value cell of a table (Markdown or LaTeX rows)."""
+    def table(self, rows: list[str], first_line: int | None, split, numbers: list[int] | None = None,
+              part: re.Match | None = None) -> None:
+        """One entry per value cell of a table (Markdown or LaTeX rows). ``part``: derive's
+        comment before a LaTeX part of a table (its first row and its columns), else None."""
         cells = [split(r) for r in rows]
         numbers = numbers or [first_line + k for k in range(len(rows))]
         data = [(n, r, c) for n, r, c in zip(numbers, rows, cells)][1:]
@@ -506,8 +524,22 @@ class _Reader:
         keys = 0
         while keys < len(header) - 1 and _key(header[keys]):
             keys += 1
+        # a gap row (… 35 rows omitted) is no data: the rows after it stand that much further down
+        origin, at, kept = [], int(part.group(2)) - 1 if part else 0, []
+        for n, r, c in data:
+            gap = OMITTED.search(c[0]) if len([x for x in c if x.strip()]) == 1 else None
+            if gap:
+                at += int(gap.group(1))
+            else:
+                origin.append(at)
+                kept.append((n, r, c))
+                at += 1
+        data = kept
+        columns = [int(k) - 1 for k in part.group(4).split()] if part else None
         # a short row is padded with empty cells: every row has every key column
-        table = Table(self.title, header, [c + [""] * (len(header) - len(c)) for _, _, c in data], max(keys, 1))
+        table = Table(self.title, header, [c + [""] * (len(header) - len(c)) for _, _, c in data], max(keys, 1),
+                      origin if origin != list(range(len(origin))) else None,
+                      columns if columns is not None and len(columns) == len(header) else None)
         here = self.here
         for r, (number, row, row_cells) in enumerate(data):
             source = row.strip()  # one string shared by the row's entries

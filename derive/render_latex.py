@@ -17,7 +17,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .notation import SPACE, is_number, number_tex
 from .printing import plain_label
-from .steps import ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
+from .steps import PART, ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
 from .render_doc import Cell, DocumentRenderer, Number, StepView, TableView
 
 PACKAGES = r"""\usepackage[T1]{fontenc}
@@ -62,10 +62,6 @@ TEXT_ESCAPES = {
     "\u03b5": r"\ensuremath{\varepsilon}", "\u2202": r"\ensuremath{\partial}",
 }
 ROWS_PER_PART = 40  # a longer table is cut into parts that each fit a page
-# Each tabular is preceded by this comment: which rows of the table (1-based, a gap row
-# counted) and which of its columns it holds; "continued" when it is not the table's first.
-PART = "%% derive: %(continued)srows %(first)d-%(last)d, columns %(columns)s"
-PART_LINE = re.compile(r"^% derive: (continued, )?rows (\d+)-(\d+), columns ([\d ]+)$")
 
 # Estimated widths in pt at \small (Latin Modern 10 pt), to split a table before TeX sees it:
 # a digit 0.5 em, the point 5 mu, the minus sign 14 mu, a bracket 5 mu, a comma and its thin

@@ -8,6 +8,7 @@ exact values itself with the run's :class:`~derive.rounding.Format`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
@@ -16,6 +17,15 @@ from typing import NamedTuple, Union
 # here, with the table model, so that the CLI's help can name them without importing a renderer.
 ROW_LIMIT = 16
 HEAD_ROWS, TAIL_ROWS = 5, 3
+# A LaTeX table wider than the line or longer than a page is written in parts; each tabular is
+# preceded by this comment: which rows of the table it holds (1-based, a gap row counted), which
+# of its columns (1-based; the key columns repeated), "continued" when it is not the table's
+# first. ``derive check`` reads it back to place a part's cells in the whole table.
+PART = "%% derive: %(continued)srows %(first)d-%(last)d, columns %(columns)s"
+PART_LINE = re.compile(r"^% derive: (continued, )?rows (\d+)-(\d+), columns ([\d ]+)$")
+# The words of a summarised table's gap row (``… 56 rows omitted; --all-rows prints them``):
+# how many rows of the whole table it stands for.
+OMITTED = re.compile(r"(\d+) rows? omitted")
 
 
 class Ref(NamedTuple):

@@ -157,13 +157,16 @@ def _page_cell(derivation: Derivation, cell) -> Claim | None:
     table = cell.table
     for step in derivation.steps:
         for page in step.tables:
-            if _plain(page.title) != _plain(table.title) or len(page.columns) != len(table.header):
+            width = len(table.header) if table.origin_columns is None else max(table.origin_columns) + 1
+            if _plain(page.title) != _plain(table.title) or len(page.columns) < width \
+                    or (table.origin_columns is None and len(page.columns) != width):
                 continue
-            if _plain(page.columns[cell.column]) != _plain(table.header[cell.column]):
+            row, column = table.row_at(cell.row), table.column_at(cell.column)
+            if _plain(page.columns[column]) != _plain(table.header[cell.column]):
                 continue
-            if cell.row >= len(page.rows) or _plain(page.rows[cell.row][0]) != _plain(table.rows[cell.row][0]):
+            if row >= len(page.rows) or _plain(page.rows[row][0]) != _plain(table.rows[cell.row][0]):
                 continue
-            found = page.rows[cell.row][cell.column]
+            found = page.rows[row][column]
             refs = found.refs if isinstance(found, Vec) else [found] if isinstance(found, Ref) else None
             if refs:
                 return Claim(derivation.meta(refs[0]).label if len(refs) == 1 else _row_label(derivation, refs),
@@ -236,20 +239,30 @@ def _row(derivation: Derivation, table, r: int) -> _Row:
             out.position = int(cell)
         elif _piece(cell) is not None:
             pieces = [_piece(row[list(keys).index(word)]) for row in table.rows]
-            if pieces == list(case.tokens):
-                out.position = r + 1
+            if _in_prompt_order(table, pieces, case.tokens):
+                out.position = table.row_at(r) + 1
             else:
                 out.piece = _piece(cell)
-    if out.position is None and out.id is not None and out.piece is None and len(table.rows) == len(case.ids) \
-            and [int(row[list(keys).index("id")]) for row in table.rows
-                 if row[list(keys).index("id")].strip().isdigit()] == list(case.ids):
-        out.position = r + 1
+    if out.position is None and out.id is not None and out.piece is None \
+            and _in_prompt_order(table, [int(row[list(keys).index("id")]) if row[list(keys).index("id")].strip()
+                                         .isdigit() else None for row in table.rows], case.ids):
+        out.position = table.row_at(r) + 1
     return out
 
 
+def _in_prompt_order(table, keys: list, prompt) -> bool:
+    """Whether a table's key column lists the prompt (its tokens or ids) in order: every
+    row, each at its place in the whole table (a part of it, or rows omitted between)."""
+    if table.origin_rows is None and table.origin_columns is None:
+        return keys == list(prompt)
+    places = [table.row_at(r) for r in range(len(keys))]
+    return bool(keys) and all(p < len(prompt) and key == prompt[p] for p, key in zip(places, keys))
+
+
 def _column_position(table, column: int, case) -> int:
-    """The prompt position of a token column (the header tokens in prompt order)."""
-    return column - table.keys + 1
+    """The prompt position of a token column (the header tokens in prompt order; a part of
+    a wide table holds some of its columns)."""
+    return table.column_at(column) - table.keys + 1
 
 
 def _header_node(header: str):
@@ -501,7 +514,11 @@ def param_row(derivation: Derivation, param: str, row: int | None, block, head=N
               and (head is None or graph.nodes[i].meta.head in (None, head))]
     if not leaves:
         raise DeriveError(f"{param} has no row {row}")
-    return [Ref("before", i) for i in sorted(leaves, key=lambda i: graph.nodes[i].meta.index)]
+    # a weight shared by some heads (its columns split among them) comes before a head's own
+    # (crane: W_Q's 16 columns for heads 1 and 2, then the hand-set head's one column)
+    return [Ref("before", i) for i in sorted(leaves, key=lambda i: (graph.nodes[i].meta.head is not None,
+                                                                     graph.nodes[i].meta.head or 0,
+                                                                     graph.nodes[i].meta.index))]
 
 
 def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:

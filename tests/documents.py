@@ -86,9 +86,9 @@ def numbers_in(cell: str) -> list[str]:
 def latex_tables(text: str) -> list[list[list[str]]]:
     """The body rows of every booktabs table, as cell texts: a table's parts (groups of
     columns, runs of rows) put back together by the comment before each tabular
-    (:data:`derive.render_latex.PART`: its rows and columns). A summarised table's gap row
+    (:data:`derive.steps.PART`: its rows and columns). A summarised table's gap row
     is one cell, its text."""
-    from derive.render_latex import PART_LINE
+    from derive.steps import PART_LINE
 
     tables, current = [], {}
     lines = text.split("\n")
