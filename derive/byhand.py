@@ -162,13 +162,24 @@ def printed(digits: str) -> sympy.Expr | str:
         return digits
 
 
+MAX_EXPONENT = 4096  # a printed number beyond 10^±4096 is read as words, not as a number
+
+
 def printed_fraction(text: str) -> Fraction:
     """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed).
 
     Raises:
-        ValueError: for text that is not a number (``undecided at 10^-3``).
+        ValueError: for text that is not a number (``undecided at 10^-3``), and for a number
+            whose exponent passes MAX_EXPONENT (``1.078e4342944819``, e^(10^10): no reader
+            works with its digits, and they would not fit in memory).
     """
-    return Fraction(text.replace("\u2212", "-"))
+    text = text.replace("\u2212", "-")
+    mantissa, e, exponent = text.lower().partition("e")
+    if e and exponent.lstrip("+-").isdigit() and len(exponent.lstrip("+-")) > 4:
+        raise ValueError(f"{text}: the exponent is beyond {MAX_EXPONENT}")
+    if e and exponent.lstrip("+-").isdigit() and abs(int(exponent)) > MAX_EXPONENT:
+        raise ValueError(f"{text}: the exponent is beyond {MAX_EXPONENT}")
+    return Fraction(text)
 
 
 def is_number(text: str | None) -> bool:

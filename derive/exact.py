@@ -9,6 +9,10 @@ parents' names (``-log(p(␣roof))``). The rounding's exact path asks whether a 
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from fractions import Fraction
 
 import sympy
@@ -19,6 +23,42 @@ from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
+EXACT_PATH_SECONDS = 2.0  # the time the exact path may spend on one quantity (then: undecided)
+
+
+class OverBudget(Exception):
+    """The work on one quantity passed its time budget (see :func:`budget`)."""
+
+
+@contextmanager
+def budget(seconds: float):
+    """Raise :class:`OverBudget` in the block once ``seconds`` of wall time have passed
+    (SIGALRM; in the main thread only, elsewhere no limit). An alarm already set by the
+    caller (a test's own bound) is put back afterwards with its remaining time, and fires
+    at once if it fell due meanwhile. A single long C call (a huge integer product) is
+    interrupted only when it returns."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def over(signum, frame):
+        raise OverBudget(f"more than {seconds:g} s")
+
+    start = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, over)
+    pending, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    if pending and pending < seconds:  # the caller's alarm is due first: keep it
+        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, pending, interval)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if pending:
+            signal.setitimer(signal.ITIMER_REAL, max(pending - (time.monotonic() - start), 1e-3), interval)
 
 
 class ExactForms:
@@ -64,11 +104,16 @@ class ExactForms:
 
     def rational(self, node_id: int) -> Fraction | None:
         """The rational a forward quantity's closed form (at most EXACT_PATH_SIZE
-        operations) simplifies to, else None. Each quantity is simplified once."""
+        operations) simplifies to, else None (also when SymPy takes more than
+        EXACT_PATH_SECONDS over it). Each quantity is simplified once."""
         known = self._rationals.get(node_id, False)
         if known is False:
             form = self.closed_form(node_id, EXACT_PATH_SIZE)
-            simple = form if form.free_symbols else sympy.simplify(form)
+            try:
+                with budget(EXACT_PATH_SECONDS):
+                    simple = form if form.free_symbols or _huge_power(form) else sympy.simplify(form)
+            except OverBudget:
+                simple = form  # (undecided: the exact path gave up on it)
             known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
             self._rationals[node_id] = known
         return known
@@ -127,3 +172,17 @@ def _tree_size(expr: sympy.Expr, limit: int) -> int:
         if count > limit:
             break
     return count
+
+
+HUGE_EXPONENT = 1000  # e^x with |x| beyond this: no simplification (SymPy would evaluate e^(10^10))
+
+
+def _huge_power(form: sympy.Expr) -> bool:
+    """Whether the form holds an e^x with a number |x| > HUGE_EXPONENT: SymPy's simplify
+    evaluates such powers digit by digit (e^(10^10): minutes) and cannot make them rational."""
+    for power in form.atoms(sympy.exp):
+        x = power.args[0]
+        if x.is_number and abs(x.evalf(5)) > HUGE_EXPONENT:
+            return True
+    return False
+

@@ -125,7 +125,15 @@ def _decade_ball(x: arb) -> int | None:
     return None
 
 
-def _pow10(e: int) -> fmpq:
+EXACT_POWER = 4096  # 10^e exactly up to this |e|; beyond, a ball (10^4342944819 has 4e9 digits)
+
+
+def _pow10(e: int):
+    """10^e: an exact fmpq for |e| up to EXACT_POWER, else an arb ball at the working
+    precision (its relative radius grows with |e|; a ball too wide decides nothing and
+    the caller raises the precision)."""
+    if abs(e) > EXACT_POWER:
+        return arb(10) ** e
     return fmpq(fmpz(10) ** e) if e >= 0 else fmpq(1, fmpz(10) ** (-e))
 
 
@@ -198,8 +206,12 @@ def format_ball(x: arb, fmt: Format) -> str | None:
     does not decide the last digit (evaluate again at a higher precision).
 
     The scaling and comparisons run at the ball's own precision plus a margin, so they
-    never widen the ball that the evaluation certified."""
-    with ctx.workprec(max(ctx.prec, x.mid().bits() + 64)):
+    never widen the ball that the evaluation certified, and hold the last digit asked for
+    beside the value's leading one (1e6 and 10^-24 at 30 significant figures: 100 bits)."""
+    digits = fmt.places if fmt.places is not None else fmt.sig
+    span = abs(_bits_before_point(x)) if x.is_finite() else 0
+    span = span if span <= MAX_BITS else span.bit_length()  # (huge values: the sig path, relative)
+    with ctx.workprec(max(ctx.prec, x.mid().bits() + 64, span + int(3.33 * digits) + 64)):
         return _format_ball(x, fmt)
 
 
@@ -210,23 +222,25 @@ class TooLarge(ValueError):
 MAX_BITS = 1 << 16
 
 
-def _check_size(x: arb) -> None:
-    """Refuse a ball whose midpoint needs more than MAX_BITS bits before the point: FLINT
-    aborts the whole process when such a number is turned into an integer."""
+def _bits_before_point(x: arb) -> int:
+    """How many bits the ball's midpoint has before the point (0 for a zero midpoint)."""
     mid = x.mid()
     if mid == 0:
-        return
+        return 0
     man, exp = mid.man_exp()
-    bits = int(exp) + int(man).bit_length()
-    if bits > MAX_BITS:
-        raise TooLarge(f"the value is about 2^{bits}, too large to write out "
-                       f"(more than {MAX_BITS} bits before the point)")
+    return int(exp) + int(man).bit_length()
 
 
 def _format_ball(x: arb, fmt: Format) -> str | None:
     if not x.is_finite():
         return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
-    _check_size(x)
+    if _bits_before_point(x) > MAX_BITS:
+        # Too large to write out at fixed places (e^(10^10) has 4,342,944,820 digits before
+        # the point): scientific form, with one more significant figure than the places asked
+        # (FLINT would abort the process turning such a ball into an integer).
+        return _format_ball(x, Format(places=None, sig=max(fmt.places or 0, (fmt.sig or 0) - 1) + 1,
+                                      mode=fmt.mode, signed_zero=fmt.signed_zero, minus=fmt.minus)) \
+            if fmt.places is not None else _format_sig(x, fmt)
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
     if fmt.places is not None:
@@ -236,6 +250,11 @@ def _format_ball(x: arb, fmt: Format) -> str | None:
         if n == 0 and fmt.signed_zero and not (x < 0 or x > 0):
             return None  # the sign of a zero is asked for and not known
         return _text(n, fmt.places, bool(x < 0), fmt)
+    return _format_sig(x, fmt)
+
+
+def _format_sig(x: arb, fmt: Format) -> str | None:
+    """A ball to ``fmt.sig`` significant figures (None: it straddles a boundary)."""
     e = _decade_ball(x)
     if e is None:
         return _across_power_of_ten(x, fmt)
@@ -258,8 +277,8 @@ def _across_power_of_ten(x: arb, fmt: Format) -> str | None:
     e = _decade_ball(mag.lower())  # the decade just below P
     if e is None:
         return None
-    p = _pow10(e + 1)
-    if mag > p - _pow10(e - fmt.sig + 1) / 2 and mag < p + _pow10(e - fmt.sig + 2) / 2:
+    gap = mag - _pow10(e + 1)  # (a difference: no rounding of P's neighbours at the working precision)
+    if gap > -_pow10(e - fmt.sig + 1) / 2 and gap < _pow10(e - fmt.sig + 2) / 2:
         n = 10 ** (fmt.sig - 1)
         return _sig_text(-n if x < 0 else n, e + 1, fmt, bool(x < 0))
     return None

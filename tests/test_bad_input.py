@@ -353,16 +353,20 @@ def test_the_error_goes_to_stderr(tmp_path):
         "(expected a number of heads that divides d_model)"]
 
 
-def test_astronomical_value_is_a_clear_error(tmp_path):
-    """T = 1e-30 makes e^(z/T) about 2^(10^30): FLINT would abort the process when turning
-    it into digits; derive must refuse it with one line and exit code 2 instead."""
+def test_astronomical_value_is_printed_in_scientific_form(tmp_path):
+    """T = 1e-30 makes e^(z/T) about 10^(10^30): too large to write out at 3 places (FLINT
+    would abort the process turning it into digits; derive used to refuse the case). It is
+    printed in scientific form with 4 significant figures, and p and L, well defined, are
+    printed as usual: p(␣roof) = 1.000 (its logit is the largest by 0.44, e^(-0.44e30) away
+    from 1), L = -ln p(␣roof) = 0.000."""
     text = (Path(__file__).parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
     case = tmp_path / "tiny-temperature.toml"
     case.write_text(re.sub(r"(?m)^temperature = 1$", "temperature = 1e-30", text), encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(case)])
-    assert result.exit_code == 2
-    assert "too large to write out" in result.output
+    result = CliRunner().invoke(app, ["run", str(case), "--step", "logits"])
+    assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
+    roof = next(line for line in result.output.splitlines() if "␣roof" in line and "e1081686159" in line)
+    assert re.search(r"\b\d\.\d{3}e1081686159\d{21}\b", roof) and roof.rstrip(" │").endswith("1.000")
 
 
 def test_reader_step_undefined_from_printed_values_is_no_crash():
