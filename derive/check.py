@@ -189,7 +189,10 @@ class Checker:
             except DeriveError as exc:
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", exc.detail +
                                         (f" (expected {exc.expected})" if exc.expected else ""), entry.name))
-        return _foreign_tables(entries, verdicts)
+            except RecursionError:  # (a formula read but too deep to work out: one line, not the file)
+                verdicts.append(Verdict(entry.line, entry.source, "unreadable", "the line nests too deeply (brackets, "
+                                        "signs or terms) for derive to work out", entry.name))
+        return _carried(entries, _foreign_tables(entries, verdicts))
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.
@@ -202,6 +205,10 @@ class Checker:
         if entry.skip:
             return Verdict(entry.line, entry.source, "not checked", f"not checked: {entry.skip}", entry.name,
                            entry.values or None)
+        broken = next((link for link in entry.links if not _agrees(link[0], link[2], self.mode)), None)
+        if broken is not None:  # L = 0.5 = 0.928: the line contradicts itself, whatever L is
+            return Verdict(entry.line, entry.source, "wrong", f"{entry.name or entry.expr or 'the line'}: "
+                           f"{broken[0]} = {broken[2]} does not hold", entry.name, entry.values or None)
         if entry.kind == "note":
             key = (entry.note, entry.head, entry.block)
             if key not in self._notes:  # a note's verdict is its own text's (and its head's, block's)
@@ -831,6 +838,33 @@ class Checker:
         return None
 
 
+CARRIED = re.compile(r"^(?P<name>[^:]{1,60}): carried from the printed values, (?P<value>[-\u2212]?\d+(?:\.\d+)?)\b")
+
+
+def _carried(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
+    """A chapter written with ``--carry printed`` (each step from the values printed before
+    it) says so in a note: ``a_{4,3}: carried from the printed values, 0.494 (2.910 / 5.885
+    = 0.49447…); from the exact values, 0.495``. A value judged wrong that such a note, whose
+    own arithmetic holds (explained), gives for the same quantity is explained by it."""
+    carried = {}
+    for entry, verdict in zip(entries, verdicts):
+        match = CARRIED.match(entry.note or "") if entry.kind == "note" else None
+        if match and verdict.status == "explained":
+            carried[(match["name"].strip(), match["value"].replace("\u2212", "-"))] = entry.line
+    if not carried:
+        return verdicts
+    out = []
+    for verdict in verdicts:
+        line = carried.get((verdict.name, (verdict.written or [""])[0])) if verdict.status == "wrong" and \
+            verdict.written and len(verdict.written) == 1 else None
+        if line is not None:
+            verdict = dataclasses.replace(verdict, status="explained", message=(
+                f"{verdict.name}: {verdict.written[0]} is carried from the printed values (the note on line {line}); "
+                f"the exact value rounds to {(verdict.expected or ['?'])[0]}"))
+        out.append(verdict)
+    return out
+
+
 def _foreign_tables(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
     """A table none of whose cells names a quantity of the case (the parameter counts of
     GPT-2 beside a chapter) is not about the case: its cells are not checked, with the
@@ -999,3 +1033,19 @@ def _show(value) -> str:
         if digits is None or len(digits) > 40:
             digits = arb(value).str(8, radius=False)
         return digits + "\u2026"
+
+
+def _agrees(a: str, b: str, mode: str) -> bool:
+    """Whether two written numbers of a chain (``sigma_5 = 0.8660 = 0.866``) agree: the one
+    with more places rounds (under ``mode``) to the other; with as many places, they are
+    equal. A number that cannot be read as a decimal agrees with anything (not judged)."""
+    try:
+        x, y = printed_fraction(a), printed_fraction(b)
+    except ValueError:
+        return True
+    pa, pb = decimal_places(a) or 0, decimal_places(b) or 0
+    if pa == pb:
+        return x == y
+    (long, short), places = ((x, y), pb) if pa > pb else ((y, x), pa)
+    return printed_fraction(format_fraction(long, Format(places=places, mode=mode))) == short
+

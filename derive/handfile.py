@@ -133,6 +133,9 @@ class Entry:
             "" before the first; it says which norm a sentence's eps belongs to.
         skip: why the entry is not checked (a value beyond the bounds of a hand computation,
             prose), None when it is.
+        links: the ``a = b`` steps of the chain after its name where both sides are written
+            numbers (``L = 0.5 = 0.928``: ("0.5", "=", "0.928")), which must agree to the
+            shorter one's places.
     """
 
     line: int
@@ -151,6 +154,7 @@ class Entry:
     note: str | None = None
     section: str = ""
     skip: str | None = None
+    links: list = field(default_factory=list)
 
 
 def clean_latex(text: str) -> str:
@@ -772,14 +776,21 @@ def _markdown_text(text: str) -> str:
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
+PERCENT_AFTER = re.compile(r"(\d)\s*\(\s*(?:\u2248\s*|\\approx\s*)?([-\u2212]?\d+(?:\.\d+)?\s*\\?%)\s*\)\s*[.,;]?\s*$")
+
+
 def _equation(text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
     """``name = ... = value`` or ``expression = value``; with ``exact`` (a display), also
     ``name = exact form`` and ``name = formula over other names``."""
     text = PHASE_WORDS.sub(r" \2", text)  # E_{2,1} after the step = ...: E_{2,1} after
+    text = PERCENT_AFTER.sub(r"\1 = \2", text)  # 0.395 (39.5%): the same value again, as a percentage
     try:
         chain = mathread.read(text.strip().rstrip(".,;"))
-    except DeriveError:
-        return _unread(text, line, source, context)
+    except DeriveError as exc:
+        entry = _unread(text, line, source, context)
+        if "nests too deeply" in exc.detail:
+            entry.error = exc.detail  # (why it cannot be read, not which part)
+        return entry
     if len(chain.exprs) < 2:
         return _unread(text, line, source, context)
     return _from_chain(chain, text, line, source, context, exact)
@@ -792,6 +803,11 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     last = chain.exprs[-1]
     values = value_texts(last)
     written = text.rsplit("=", 1)[-1].strip()
+    for a, rel, b in zip(chain.exprs[1:], chain.rels[1:], chain.exprs[2:]):
+        if rel == "=" and isinstance(a, (Num, Neg)) and isinstance(b, (Num, Neg)):
+            pair = value_texts(a), value_texts(b)
+            if all(p is not None and len(p) == 1 for p in pair):
+                entry.links.append((pair[0][0], rel, pair[1][0]))
     if values is None:
         if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
             entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...

@@ -481,9 +481,9 @@ def _attach(node, script):
     if isinstance(node, Num):
         if kind == "\u2026":
             return Num(node.text, True, node.mark)
-        if kind == "^" and isinstance(content, Sym) and len(content.base) == 1 and content.base.islower() \
-                and not content.scripts:
-            return Num(node.text, node.cut, content.base)  # 0.964^{a}: a footnote mark
+        if kind == "^" and isinstance(content, Sym) and len(content.base) <= 2 and content.base.isascii() \
+                and content.base.isalpha() and content.base.islower() and not content.scripts and not content.primes:
+            return Num(node.text, node.cut, content.base)  # 0.964^{a}, 0.963^{aa}: a footnote mark (27th on: aa, ab, ...)
         if kind == "^":
             return Bin("^", node, content)
         raise _NotMath(f"a number cannot carry {kind}")
@@ -614,7 +614,15 @@ def _formula(text: str) -> Chain:
             raise DeriveError(f"cannot read {text.strip()!r}: {cause}") from None
         at = f" at column {where}" if isinstance(where, int) and where > 0 else ""
         raise DeriveError(f"cannot read {text.strip()!r} as a formula{at}") from None
+    except RecursionError:  # (150 nested brackets, a sum of 500 terms: the grammar's tree walk)
+        raise DeriveError(f"cannot read {_short(text.strip())!r}: it nests too deeply (brackets, signs or terms) "
+                          "for derive to read") from None
     return out if isinstance(out, Chain) else Chain((out,), ())
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, with ``…`` when cut (for a message)."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
 
 
 # ----------------------------------------------------------------------------- names

@@ -30,6 +30,8 @@ carry 30 digits), with the reason.
 
 from __future__ import annotations
 
+import re
+
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq
@@ -48,6 +50,9 @@ CUT_PLACES = 2  # a note's cut digits carry two places more than its values (byh
 # MAX_PLACES places, 2.777425995… has MAX_PLACES + 2
 
 
+VALUE_WITH_WORKING = re.compile(r"^(?P<value>[-\u2212]?\d+(?:\.\d+)?)\s*\((?P<working>[^()]*(?:\([^()]*\)[^()]*)*=[^()]*)\)$")
+
+
 def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, str, str | None]:
     """(status, message, name) for a note (see the module docstring)."""
     text = entry.note.strip()
@@ -63,6 +68,9 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
         words, formula = _words(clause.strip().rstrip(".").strip())
         if not formula:
             continue
+        shown = VALUE_WITH_WORKING.match(formula)
+        if shown:  # 0.494 (2.910 / 5.885 = 0.49447…): the working, which rounds to the value before it
+            formula = f"{shown['working']} \u2248 {shown['value']}"
         try:
             chain = mathread.read(formula)
         except DeriveError:

@@ -149,3 +149,19 @@ def test_random_hand_files_never_raise(derivation, text):
 def test_ten_thousand_random_hand_files(derivation, text):
     for v in Checker(derivation).check_text(text):
         assert v.status in STATUSES and v.message
+
+
+@pytest.mark.parametrize("n", [150, 500, 1000, 5000])
+def test_deep_nesting_is_one_unreadable_line(derivation, n):
+    """150 to 5000 nested brackets, a sum or a product of n ones, n minus signs: each line
+    is its own verdict (correct while derive can read it, else unreadable, "nests too
+    deeply"); the lines around it are still judged (a fresh user's trial ended the whole
+    check in a RecursionError from 150 brackets on). 1 + 1 + ... = n is arithmetic, right
+    by counting."""
+    lines = ["mu_5 = 0.000", "(" * n + "1" + ")" * n + " = 1", "+".join(["1"] * n) + f" = {n}",
+             "-" * n + f"1 = {-1 if n % 2 else 1}", "*".join(["1"] * n) + " = 1", "sigma_5 = 0.866"]
+    found = verdicts(derivation, "\n".join(lines))
+    assert [v.line for v in found] == [1, 2, 3, 4, 5, 6]
+    assert found[0].status == found[-1].status == "correct"
+    assert {v.status for v in found[1:-1]} <= {"correct", "unreadable"}
+    assert all("deep" in v.message for v in found[1:-1] if v.status == "unreadable")
