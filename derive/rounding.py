@@ -208,11 +208,15 @@ def format_ball(x: arb, fmt: Format) -> str | None:
     The scaling and comparisons run at the ball's own precision plus a margin, so they
     never widen the ball that the evaluation certified, and hold the last digit asked for
     beside the value's leading one (1e6 and 10^-24 at 30 significant figures: 100 bits)."""
+    if not x.is_finite():
+        return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
     digits = fmt.places if fmt.places is not None else fmt.sig
-    span = abs(_bits_before_point(x)) if x.is_finite() else 0
-    span = span if span <= MAX_BITS else span.bit_length()  # (huge values: the sig path, relative)
-    with ctx.workprec(max(ctx.prec, x.mid().bits() + 64, span + int(3.33 * digits) + 64)):
-        return _format_ball(x, fmt)
+    man, exp = x.mid().man_exp()
+    man_bits = int(man).bit_length()
+    span = int(exp) + man_bits if man else 0  # bits before the point (negative: zeros after it)
+    need = abs(span) if abs(span) <= MAX_BITS else abs(span).bit_length()  # (huge: the sig path, relative)
+    with ctx.workprec(max(ctx.prec, man_bits + 64, need + int(3.33 * digits) + 64)):
+        return _format_ball(x, fmt, span)
 
 
 class TooLarge(ValueError):
@@ -222,24 +226,15 @@ class TooLarge(ValueError):
 MAX_BITS = 1 << 16
 
 
-def _bits_before_point(x: arb) -> int:
-    """How many bits the ball's midpoint has before the point (0 for a zero midpoint)."""
-    mid = x.mid()
-    if mid == 0:
-        return 0
-    man, exp = mid.man_exp()
-    return int(exp) + int(man).bit_length()
-
-
-def _format_ball(x: arb, fmt: Format) -> str | None:
-    if not x.is_finite():
-        return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
-    if _bits_before_point(x) > MAX_BITS:
+def _format_ball(x: arb, fmt: Format, span: int) -> str | None:
+    """:func:`format_ball` at its working precision; ``span``: the bits of the ball's
+    midpoint before the point."""
+    if span > MAX_BITS:
         # Too large to write out at fixed places (e^(10^10) has 4,342,944,820 digits before
         # the point): scientific form, with one more significant figure than the places asked
         # (FLINT would abort the process turning such a ball into an integer).
         return _format_ball(x, Format(places=None, sig=max(fmt.places or 0, (fmt.sig or 0) - 1) + 1,
-                                      mode=fmt.mode, signed_zero=fmt.signed_zero, minus=fmt.minus)) \
+                                      mode=fmt.mode, signed_zero=fmt.signed_zero, minus=fmt.minus), span) \
             if fmt.places is not None else _format_sig(x, fmt)
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
