@@ -312,6 +312,7 @@ class _Reader:
         self.data = data
         self.tensors = tensors or {}  # fields read from the weights file: field -> tensor name
         self.limits = self.read_limits()
+        self._numbers: dict = {}  # (type, written value) -> its Fraction, once read without error
 
     def read_limits(self) -> dict[str, int]:
         """:data:`LIMITS`, with the case's own ``[limits]`` (positive integers) in their place."""
@@ -371,6 +372,14 @@ class _Reader:
             raise self.fail(where, f"{_describe(value)} is not a number", NUMBER_FORMS)
         if isinstance(value, Fraction):  # a weight from a safetensors file: a finite float, exact
             return value
+        key = (type(value), value)
+        known = self._numbers.get(key)  # (the same text again: k/256 weights repeat thousands of times)
+        if known is None:
+            known = self._numbers[key] = self._read_number(value, where)
+        return known
+
+    def _read_number(self, value, where: str) -> Fraction:
+        """:meth:`number` for a value not read before."""
         digits = _digits(value)
         if digits > self.limits["digits"]:  # checked before any arithmetic on it
             raise self.over("digits", where, f"a number of {digits} digits")
