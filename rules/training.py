@@ -102,7 +102,7 @@ def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
     order) ``conventions.trained`` moves; ``theta`` and ``what`` name the trained quantity
     (``theta``, ``weight``; ``z``, ``logit``)."""
     eta = case.conventions.learning_rate
-    rule = f"{theta} <- {theta} - {eta} dL/d{theta}"
+    rule = f"{theta} <- {theta} - eta dL/d{theta}"  # (eta: the table's title gives it; 1/10 dL/dtheta would read as a quotient)
     trains = _trains(case)
     moved = [name for name in present if trains(name)]
     if moved == present:
@@ -133,7 +133,7 @@ def _logit_steps(case: Case, outputs: dict) -> tuple[Step, Step]:
              + f"The derivative of the cross-entropy of the softmax is {grad}, where y is 1 for the target and 0 "
              + ("elsewhere: the target's logit goes up, every other down." if moves and len(case.pieces) > 1 else
                 "elsewhere."))
-    update = Table(["token", "z", grad, f"z - {eta} dL/dz"],
+    update = Table(["token", "z", grad, F.Terms(Name("z"), F.Neg(F.Times(F.number(eta), Name("z", grad=True))))],
                    [[f"`{piece}`", Ref("before", z[c]), Ref("grad", z[c]), Ref("updated", z[c])]
                     for c, piece in enumerate(case.pieces)], title=f"SGD step, eta = {eta}")
     return (Step("gradient", "The gradient of the loss", words, [table]),

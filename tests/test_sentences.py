@@ -223,8 +223,12 @@ def check_sgd(case: str) -> int:
     if text is None:
         return 0
     rule = re.search(r"(theta|z) <- \1 - (\S+) dL/d\1", text)
-    if rule:
+    if rule and rule[2] != "eta":
         assert Fraction(rule[2]) == eta(case), f"{case}: eta {rule[2]} is not the case's {eta(case)}"
+    for table in step_of(case, "One SGD step")["tables"]:  # the rule writes eta; the table's title gives it
+        given = re.fullmatch(r"SGD step, eta = (\S+)", table["title"])
+        if given:
+            assert Fraction(given[1]) == eta(case), f"{case}: eta {given[1]} is not the case's {eta(case)}"
     ws = weights(case)
     known = {k: moved(case, w["updated"]) for k, w in ws.items()}
     assert sum(v is not None for v in known.values()) >= len(known) / 2, f"{case}: too few weights in the file"
