@@ -776,6 +776,7 @@ def _markdown_text(text: str) -> str:
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
+UNIT_AFTER = re.compile(r"(\d)(?:\s|\\[ ,;:!])*(?:\\(?:text|mathrm)\{\s*)?(?:nats?|bits?)\}?\s*[.,;]?\s*$")
 PERCENT_AFTER = re.compile(r"(\d)\s*\(\s*(?:\u2248\s*|\\approx\s*)?([-\u2212]?\d+(?:\.\d+)?\s*\\?%)\s*\)\s*[.,;]?\s*$")
 
 
@@ -784,6 +785,7 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     ``name = exact form`` and ``name = formula over other names``."""
     text = PHASE_WORDS.sub(r" \2", text)  # E_{2,1} after the step = ...: E_{2,1} after
     text = PERCENT_AFTER.sub(r"\1 = \2", text)  # 0.395 (39.5%): the same value again, as a percentage
+    text = UNIT_AFTER.sub(r"\1", text)  # L = 0.928 nats: the unit of the loss, said after its value
     try:
         chain = mathread.read(text.strip().rstrip(".,;"))
     except DeriveError as exc:

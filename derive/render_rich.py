@@ -198,4 +198,7 @@ def render_verdicts(verdicts, file: str) -> Group:
     for v in verdicts:
         counts[v.status] = counts.get(v.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    if not verdicts:
+        return Group(Text(f"Check of {file}: no line of the file gives a number to check "
+                          "(expected lines such as `sigma_5 = 0.866` or a table of numbers)"))
     return Group(table, Text(f"{len(verdicts)} {'entry' if len(verdicts) == 1 else 'entries'}: {summary}"))

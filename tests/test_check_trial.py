@@ -79,3 +79,20 @@ def test_a_value_carried_from_the_printed_values_is_explained_by_its_note(deriva
     notes = [v for v in found if v.line == 14]
     assert len(cells) == 1 and cells[0].status == cell, [(v.line, v.status, v.message) for v in found]
     assert len(notes) == 1 and notes[0].status == note, notes[0].message
+
+
+@pytest.mark.parametrize("line,status", [("L = 0.928 nats", "correct"), ("L = 0.928 nat.", "correct"),
+                                         ("L = 0.930 nats", "wrong")])
+def test_the_loss_with_its_unit(derivation, line, status):
+    """L = 0.928 (the seed page's loss, in nats) written with its unit after it (0.929 is explained: -ln 0.395)."""
+    assert verdict(derivation, line).status == status
+
+
+def test_an_empty_file_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", "cat-climbed", str(empty)])
+    assert result.exit_code == 0 and "no line of the file gives a number to check" in " ".join(result.output.split())
