@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import sympy
 from flint import ctx, fmpq
@@ -165,6 +166,7 @@ def printed(digits: str) -> sympy.Expr | str:
 MAX_EXPONENT = 4096  # a printed number beyond 10^±4096 is read as words, not as a number
 
 
+@lru_cache(maxsize=1 << 16)
 def printed_fraction(text: str) -> Fraction:
     """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed).
 
@@ -269,8 +271,19 @@ class ByHand:
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
         self._chain: dict[int, str] | None = None
+        self._screen = False  # (reading(noteworthy=True): decide from the values first)
 
     # ------------------------------------------------------------------ reader inputs
+    def _input_value(self, node_id: int) -> Value:
+        """The value of :meth:`_input`, without its formula (which costs far more)."""
+        node = self.graph.nodes[node_id]
+        if node.op is None:
+            return self._given(node_id)[0]
+        shown = self._shown(node_id)
+        if shown is not None:
+            return fmpq(shown.numerator, shown.denominator)
+        return self._raw_value(node_id)
+
     def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
         """What the reader uses for a parent, as (value, formula): the printed value when
         it is on the page, the exact weight for a leaf, else the reader's own unrounded
@@ -322,7 +335,7 @@ class ByHand:
         if key not in self._raw:
             node = self.graph.nodes[node_id]
             with ctx.workprec(self._prec):
-                self._raw[key] = node.op.eval([self._input(p)[0] for p in node.parents])
+                self._raw[key] = node.op.eval([self._input_value(p) for p in node.parents])
         return self._raw[key]
 
     def _value_expr(self, v: Value) -> sympy.Expr:
@@ -373,9 +386,13 @@ class ByHand:
                 prec *= 2
 
     # ------------------------------------------------------------------ readings
-    def reading(self, ref: Ref) -> Reading | None:
+    def reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
         """The reader's recomputation of one printed quantity, or None when it has no
-        by-hand form (a weight, a gradient, a pass after the step) or no decided digits."""
+        by-hand form (a weight, a gradient, a pass after the step) or no decided digits;
+        with ``noteworthy``, also None when it would not be worth a note (the reader's
+        digits are the printed ones and no tie): decided from the values alone, before
+        any formula is built (crane: 34,184 readings, a few hundred notes)."""
+        self._screen = noteworthy
         if ref in self.printed and not is_number(self.printed[ref]):
             return None
         if ref.phase == "updated":
@@ -403,6 +420,11 @@ class ByHand:
             Undefined: the step is undefined from the printed inputs.
         """
         node = self.graph.nodes[ref.id]
+        if self._screen:
+            with ctx.workprec(self._prec):
+                value = node.op.eval([self._input_value(p) for p in node.parents])
+            if not self._worth_a_note(ref, value):
+                return None
         parts = [self._input(p) for p in node.parents]
         with ctx.workprec(self._prec):
             value = node.op.eval([v for v, _ in parts])
@@ -435,6 +457,19 @@ class ByHand:
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
                             formula, fmpq(value.numerator, value.denominator), "" if moved else still)
 
+    def _worth_a_note(self, ref: Ref, value: Value) -> bool:
+        """Whether the reader's value gives other digits than the printed ones, or sits on a
+        tie (see :attr:`Reading.noteworthy`).
+
+        Raises:
+            NeedPrecision: the reader's value does not decide its rounding at ``self._prec``."""
+        reader = format_value(value, self.fmt)
+        if reader is None:
+            raise NeedPrecision
+        correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
+        tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
+        return tie or reader.replace("-", self.fmt.minus) != correct
+
     def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
                 remark: str = "") -> Reading | None:
         """The Reading, or None when the exact value's digits cannot be certified.
@@ -457,7 +492,7 @@ class ByHand:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
         out = []
         for ref in dict.fromkeys(refs):
-            r = self.reading(ref)
+            r = self.reading(ref, noteworthy=True)
             if r is not None and r.noteworthy:
                 out.append(r)
         return out
