@@ -74,7 +74,8 @@ def case_text(d_model: int, heads: int, d_mlp: int | None = None, tokens: int = 
     if trained:
         lines.append(f"target = {rng.randrange(vocab)}")
     lines += ["", "[conventions]", f'activation = "{activation}"', 'mask = "causal"', "learning_rate = 0.1",
-              "final_layernorm = true", "", "[model]", f"d_model = {d_model}", f"heads = {heads}",
+              "final_layernorm = true", "", "[limits]", "weights = 1000000000  # (a benchmark: large on purpose)",
+              "", "[model]", f"d_model = {d_model}", f"heads = {heads}",
               f"E = {_matrix(rng, vocab, d_model, 0.5)}", f"P = {_matrix(rng, tokens, d_model, 0.5)}",
               f"W_U = {_matrix(rng, d_model, vocab, 1 / math.sqrt(d_model))}"]
     for _ in range(blocks):

@@ -35,7 +35,10 @@ MAX_EXPONENT = 1000  # a number's decimal exponent stays within +-MAX_EXPONENT (
 # What a case may ask for before derive refuses it, checked first; a case raises one on purpose
 # with a [limits] table (docs/case-format.md, "Limits"), the file size with DERIVE_MAX_CASE_MB.
 LIMITS = {"digits": 400,  # digits of one number as written (numerator or denominator, or the decimal)
-          "context_length": 1_000_000}  # model.context_length (positions derive may be asked about)
+          "context_length": 1_000_000,  # model.context_length (positions derive may be asked about)
+          "weights": 1_000_000,  # numbers in the case's matrices and vectors, all together (d_model 256, one
+          # block: 0.8 million; every one is a quantity of the derivation, with its gradient)
+          "tokens": 1024}  # the prompt's tokens (rows of every activation; attention is tokens x tokens)
 MAX_CASE_MB = 16  # the case file's size (a safetensors file holds large weights)
 OPERATIONS = registry.load()  # every operation of rules/, registered
 NORM_SLOTS = {"ln1": ("attention",), "ln2": ("mlp", "layers")}  # a block's norm slots, before which sublayer
@@ -313,6 +316,7 @@ class _Reader:
         self.tensors = tensors or {}  # fields read from the weights file: field -> tensor name
         self.limits = self.read_limits()
         self._numbers: dict = {}  # (type, written value) -> its Fraction, once read without error
+        self._weights = 0  # numbers of matrices and vectors read so far (the "weights" limit)
 
     def read_limits(self) -> dict[str, int]:
         """:data:`LIMITS`, with the case's own ``[limits]`` (positive integers) in their place."""
@@ -397,12 +401,23 @@ class _Reader:
         raise self.fail(where, f"{_describe(value)} is {'too large' if exponent > 0 else 'too small'}",
                         f"a number between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in size, or 0")
 
+    def count(self, n: int, where: str) -> None:
+        """Count ``n`` more numbers against the ``weights`` limit, before they are read.
+
+        Raises:
+            CaseError: past the limit, naming the field that passed it."""
+        self._weights += n
+        if self._weights > self.limits["weights"]:
+            raise self.over("weights", where, f"{self._weights:,} numbers in the case's matrices and vectors "
+                                              "so far")
+
     def vector(self, value, where: str, length: int | None) -> Vector:
         """A list of ``length`` numbers (any length when None)."""
         if not isinstance(value, list):
             raise self.fail(where, f"{_describe(value)} is not a list", "a list of numbers")
         if length is not None and len(value) != length:
             raise self.fail(where, f"has {len(value)} entries", f"{length} numbers")
+        self.count(len(value), where)
         return [self.number(v, f"{where} column {j + 1}") for j, v in enumerate(value)]
 
     def matrix(self, value, where: str, rows: int | None, cols: int | None) -> Matrix:
@@ -419,6 +434,7 @@ class _Reader:
             raise self.fail(where, f"{_describe(value)} is not a matrix", shape)
         if rows is not None and len(value) != rows:
             raise self.fail(where, f"has {len(value)} rows", shape)
+        self.count(sum(len(row) if isinstance(row, list) else 1 for row in value), where)
         out = []
         for i, row in enumerate(value):
             if not isinstance(row, list):
@@ -527,6 +543,8 @@ class _Reader:
                 ids = tokenize(text, pieces)
             except ValueError as exc:
                 raise self.fail("prompt.text", str(exc), "text made of vocabulary pieces") from None
+        if len(ids) > self.limits["tokens"]:
+            raise self.over("tokens", "prompt.ids" if "ids" in prompt else "prompt.text", f"{len(ids):,} tokens")
         target = prompt.get("target")
         if target is not None:
             target = self.token(target, pieces, "prompt.target")

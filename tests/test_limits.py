@@ -9,6 +9,7 @@ examples (each ran for minutes or printed a 100 KB message before).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,27 @@ def test_the_rotation_check_of_a_long_context_is_bounded(tmp_path):
     result = run("verify", str(path), "rotation")
     assert result.exit_code == 0, result.output
     assert "the first 128 of model.context_length = 1000000" in " ".join(result.output.split())
+
+
+@pytest.mark.slow
+def test_too_many_weights_are_refused_before_they_are_read(tmp_path, monkeypatch):
+    """A block of d_model 512 (3.1 million weights: minutes of work, GBs) is refused at its
+    first matrix past the limit, in seconds, naming the limit; [limits] weights raises it.
+    (Its 29 MB of TOML pass a raised file-size limit.)"""
+    monkeypatch.setenv("DERIVE_MAX_CASE_MB", "64")
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from synthetic import case_text
+    text = case_text(d_model=512, heads=4, d_mlp=2048, tokens=4, vocab=4).replace(
+        "weights = 1000000000  # (a benchmark: large on purpose)", "weights = 1000000")
+    start = time.perf_counter()
+    result, path = run_case(tmp_path, text, "--step", "tokens")
+    assert_clean_error(result, path, "blocks", "numbers in the case's matrices and vectors", "limit of 1000000",
+                       "[limits] table with weights = N")
+    assert time.perf_counter() - start < 60  # (a bound on a hang, not a timing goal)
+
+
+def test_a_prompt_past_the_tokens_limit_is_refused(tmp_path):
+    text = edit('text = "the cat climbed the"', 'ids = [' + ", ".join(["0"] * 1025) + "]")
+    result, path = run_case(tmp_path, text, "--step", "tokens")
+    assert_clean_error(result, path, "prompt.ids", "1,025 tokens", "limit of 1024")
