@@ -11,6 +11,8 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 # What every command needs; a module only some commands use (the JSON export, the document
 # renderers and their Jinja2 templates, the name parser and its Lark grammar, the checker)
@@ -25,8 +27,81 @@ from .printing import counted
 from .rounding import MINUS, MODES, Format
 from .steps import HEAD_ROWS, ROW_LIMIT, TAIL_ROWS
 
+BUG_EXIT = 3  # a bug in derive (exit 2 is bad input, 1 a failed check)
+
+
+class GracefulGroup(TyperGroup):
+    """derive's command group: no traceback, ever (issue 13, item 3).
+
+    A :class:`~derive.errors.DeriveError` that escapes a command is bad input: one line,
+    exit code 2 (as :func:`fail`). Any other exception is a bug in derive: one line on
+    stderr naming the exception, the case and the command as typed, exit code
+    :data:`BUG_EXIT`; with ``derive --debug`` (or ``DERIVE_DEBUG=1``) the exception
+    propagates and Python prints its traceback. A closed pipe (``derive run crane | head``)
+    ends the run quietly with exit code 1. typer's own exits and usage errors pass through.
+    """
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """The group's context, holding the command line as typed (``ctx.meta``) for the bug line."""
+        words = list(args)
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx.meta["derive.argv"] = words
+        return ctx
+
+    def invoke(self, ctx: typer.Context):
+        try:
+            return super().invoke(ctx)
+        except (TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits: typer's own
+            raise
+        except DeriveError as exc:
+            fail(exc)
+        except BrokenPipeError:  # the reader went away: nothing to say, and nothing more to write
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(1) from None
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            report_bug(exc, ctx.meta.get("derive.argv", []), self._case_of(ctx))
+
+    def _case_of(self, ctx: typer.Context) -> Optional[str]:
+        """The CASE (or FOLDER) argument of the command line, parsed again leniently; None if none."""
+        try:
+            words = [w for w in ctx.meta.get("derive.argv", []) if w not in ("--debug", "--no-debug")]
+            while words and words[0].startswith("-"):
+                words.pop(0)
+            _, command, rest = self.resolve_command(ctx, words)
+            sub = command.make_context(command.name, rest, parent=ctx, resilient_parsing=True)
+            return sub.params.get("case") or sub.params.get("folder")
+        except Exception:  # noqa: BLE001 -- the bug line is written all the same
+            return None
+
+
+def report_bug(exc: BaseException, argv: list[str], case: Optional[str]) -> None:
+    """Print one line saying that ``exc`` is a bug in derive, with the case and the command
+    (``derive ARGV``) and how to see the traceback, and exit with :data:`BUG_EXIT`.
+    The exception's own text is cut to 200 characters and kept on the line."""
+    import shlex
+
+    what = " ".join(str(exc).split())
+    if len(what) > 200:
+        what = what[:197] + "..."
+    command = shlex.join(["derive", *argv])
+    debug = shlex.join(["derive", "--debug", *argv])
+    where = f"case {case}, " if case else ""
+    message = (f"a bug in derive, not in your input: {type(exc).__name__}" + (f": {what}" if what else "")
+               + f" ({where}command: {command}); please report it with the case file; `{debug}` shows the traceback")
+    try:  # a bundled case by its name, not its install path (when the bug is not in that lookup itself)
+        for name, path in bundled_cases().items():
+            message = message.replace(str(path), f"{name} (bundled case)")
+    except Exception:  # noqa: BLE001
+        pass
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(BUG_EXIT)
+
+
 app = typer.Typer(help="Exact, correctly rounded worked examples of small hand-set transformers.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  cls=GracefulGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode="markdown")
 
 STEP_KEYS = tuple(registry.step_keys())  # every step key a registered operation's page has
@@ -45,7 +120,10 @@ def _version(shown: bool) -> None:
 
 @app.callback()
 def _main(version: Annotated[bool, typer.Option("--version", metavar="", callback=_version, is_eager=True,
-                                                help="Print derive's version and exit.")] = False) -> None:
+                                                help="Print derive's version and exit.")] = False,
+          debug: Annotated[bool, typer.Option("--debug", metavar="", envvar="DERIVE_DEBUG",
+                                              help="Show the traceback of a bug in derive (exit code 3 "
+                                              "otherwise prints one line); also DERIVE_DEBUG=1.")] = False) -> None:
     """Exact, correctly rounded worked examples of small hand-set transformers."""
 
 
