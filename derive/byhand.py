@@ -23,6 +23,8 @@ and the chain's drift from the exact values is reported cell by cell.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -36,7 +38,7 @@ from .evaluate import MAX_PREC, START_PREC
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
-from .rounding import Format, decade_fraction, format_value
+from .rounding import Format, TooLarge, decade_fraction, format_value
 from .steps import Ref
 
 READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
@@ -163,7 +165,8 @@ def printed(digits: str) -> sympy.Expr | str:
         return digits
 
 
-MAX_EXPONENT = 4096  # a printed number beyond 10^±4096 is read as words, not as a number
+MAX_READ_EXPONENT = 100_000  # a printed decimal with a larger exponent is not read as a number
+_EXPONENT = re.compile(r"[eE]([+-]?\d+)$")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -171,16 +174,14 @@ def printed_fraction(text: str) -> Fraction:
     """The exact value of a printed decimal (Unicode minus and ``e`` notation allowed).
 
     Raises:
-        ValueError: for text that is not a number (``undecided at 10^-3``), and for a number
-            whose exponent passes MAX_EXPONENT (``1.078e4342944819``, e^(10^10): no reader
-            works with its digits, and they would not fit in memory).
+        ValueError: for text that is not a number (``undecided at 10^-3``), or a number
+            whose exponent is beyond +-MAX_READ_EXPONENT (a softmax weight of e^-1e300
+            printed as ``3.7e-307...``: its exact fraction would never be computed).
     """
     text = text.replace("\u2212", "-")
-    mantissa, e, exponent = text.lower().partition("e")
-    if e and exponent.lstrip("+-").isdigit() and len(exponent.lstrip("+-")) > 4:
-        raise ValueError(f"{text}: the exponent is beyond {MAX_EXPONENT}")
-    if e and exponent.lstrip("+-").isdigit() and abs(int(exponent)) > MAX_EXPONENT:
-        raise ValueError(f"{text}: the exponent is beyond {MAX_EXPONENT}")
+    exponent = _EXPONENT.search(text)
+    if exponent is not None and (len(exponent[1]) > 7 or abs(int(exponent[1])) > MAX_READ_EXPONENT):
+        raise ValueError(f"exponent beyond {MAX_READ_EXPONENT}")
     return Fraction(text)
 
 
@@ -407,6 +408,8 @@ class ByHand:
                 return self._forward_reading(ref)
             except Undefined:
                 return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
+            except TooLarge:
+                return None  # the reader's value cannot be written out (e^s of a printed s of 7e299)
             except NeedPrecision:
                 if self._prec >= MAX_PREC:
                     return None  # no certified digits to write

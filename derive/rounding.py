@@ -125,15 +125,15 @@ def _decade_ball(x: arb) -> int | None:
     return None
 
 
-EXACT_POWER = 4096  # 10^e exactly up to this |e|; beyond, a ball (10^4342944819 has 4e9 digits)
+EXACT_POW10 = 20_000  # 10^e is exact (fmpq) up to this |e|, a ball at the working precision beyond
 
 
-def _pow10(e: int):
-    """10^e: an exact fmpq for |e| up to EXACT_POWER, else an arb ball at the working
-    precision (its relative radius grows with |e|; a ball too wide decides nothing and
-    the caller raises the precision)."""
-    if abs(e) > EXACT_POWER:
-        return arb(10) ** e
+def _pow10(e: int) -> fmpq | arb:
+    """10^e: exact for |e| <= EXACT_POW10; beyond (the decade of a tiny softmax weight such
+    as e^-1e300, where 10^-(4.3e299) has no exact form: FLINT refuses the power), a ball at
+    the working precision, whose width only makes a comparison or a rounding undecided."""
+    if abs(e) > EXACT_POW10:
+        return arb(10) ** fmpz(e)
     return fmpq(fmpz(10) ** e) if e >= 0 else fmpq(1, fmpz(10) ** (-e))
 
 

@@ -1,0 +1,116 @@
+"""Fuzzed case files (issue 13, item 4): the bundled cases mutated as a hostile user would
+(tests/case_mutations.py: types, shapes, magnitudes from 1e-400 to 1e1000, exact ties,
+unknown keys, heads split, NaN and inf) and run with ``run``, ``run --sig 4``, ``run
+--exact --places 5`` or ``run --format json``. Each run must end with exit code 0, or 2
+with exactly one ``error:`` line on stderr and no traceback, within BOUND seconds.
+
+The quick test runs QUICK_EXAMPLES fixed examples (derandomized); the slow one 10,000
+random ones. Runs are in this process (typer's CliRunner) and stopped by SIGALRM at the
+bound; a run stuck inside C code that SIGALRM cannot reach (a Python integer power of
+10^300 digits) is stopped by faulthandler at three times the bound, which ends the test
+session with the stack (a failure, never a hang). bench/fuzz.py prints the time of each.
+
+Below, the regressions the fuzz turned up, each as a small case with its right value.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import re
+import time
+
+import mpmath
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from case_mutations import CASES, TEXTS, mutated_cases, parse, problem, run_bounded, to_toml
+from derive.byhand import MAX_READ_EXPONENT, is_number, printed_fraction
+
+BOUND = 10.0  # seconds a fuzzed run may take (each bundled case runs in under 1.2 s unmutated)
+QUICK_EXAMPLES = 200
+
+
+def check(example, tmp_path_factory) -> None:
+    """Run one mutated case and assert the outcome (see the module docstring)."""
+    name, text, done, command = example
+    path = tmp_path_factory.mktemp("fuzz") / f"{name}.toml"
+    path.write_text(text, encoding="utf-8")
+    faulthandler.dump_traceback_later(3 * BOUND, exit=True)
+    try:
+        outcome = run_bounded([*command, str(path)], BOUND)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    wrong = problem(outcome)
+    assert wrong is None, f"{name} {' '.join(command)} after {done}: {wrong}\n--- case ---\n{text}"
+    assert outcome.seconds < BOUND
+
+
+@settings(max_examples=QUICK_EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(example=mutated_cases())
+def test_fuzzed_cases_quick(example, tmp_path_factory):
+    check(example, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(example=mutated_cases())
+def test_fuzzed_cases_10000(example, tmp_path_factory):
+    check(example, tmp_path_factory)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_toml_writer_gives_back_each_bundled_case(name):
+    """The fuzz's own writer: an unmutated case written and read back is the same data
+    (else the fuzz would test the writer, not derive)."""
+    data = parse(TEXTS[name])
+    assert parse(to_toml(data)) == data
+
+
+# ------------------------------------------------------------------ regressions
+def attention_qkv_with(q_24: str) -> str:
+    """attention-qkv with Q's row 2, column 4 (head 2's second column of ``cat``) replaced."""
+    text = TEXTS["attention-qkv"]
+    old = "     [0, 1,    1, 0],\n     [1, 1,    0, 2],"
+    assert text.count(old) == 1
+    return text.replace(old, f"     [0, 1,    1, {q_24}],\n     [1, 1,    0, 2],")
+
+
+def test_a_softmax_weight_of_e_to_the_minus_1e300_prints_in_scientific_form(tmp_path):
+    """Q_{2,4} = 1e300: head 2's scores for ``cat`` are s_{2,1} = 1/sqrt 2 and s_{2,2} =
+    1e300/sqrt 2, so a_{2,1} = 1/(1 + e^((1e300 - 1)/sqrt 2)). Under --sig 4 its decade
+    (about -3.07e299) raised OverflowError (fmpz_pow_fmpz: 10 to that power), then the
+    by-hand note read the printed 3.889e-307... back as an exact Fraction (a power of ten
+    with 3e299 digits: a hang) and the reader's e^s raised TooLarge. Now: exit 0, and the
+    printed value is mpmath's at 700 digits, rounded to 4 figures."""
+    path = tmp_path / "huge-q.toml"
+    path.write_text(attention_qkv_with("1e300"), encoding="utf-8")
+    outcome = run_bounded(["run", str(path), "--sig", "4", "--step", "attention", "--width", "100000"], BOUND)
+    assert outcome.exit_code == 0, outcome.stderr
+    mpmath.mp.dps = 700
+    log10 = -mpmath.log(1 + mpmath.exp((mpmath.mpf(10) ** 300 - 1) / mpmath.sqrt(2))) / mpmath.log(10)
+    exponent = int(mpmath.floor(log10))
+    mantissa = mpmath.power(10, log10 - exponent)
+    expected = f"{mpmath.nstr(mantissa, 4)}e\u2212{-exponent}"
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    out = CliRunner().invoke(app, ["run", str(path), "--sig", "4", "--step", "attention", "--width", "100000"]).stdout
+    printed = re.findall(r"\d\.\d{3}e\u2212\d+", out)
+    assert printed == [expected], (printed[:1], expected[:40])
+
+
+def test_a_printed_number_with_a_huge_exponent_is_not_read_back_as_a_fraction():
+    """printed_fraction of 3.889e-307092573... (300 digits) would compute 10^(3e299):
+    it is refused at once as not a number the reader can use; 1e-100000 is still read."""
+    huge = "3.889e\u2212" + "3" * 300
+    start = time.perf_counter()
+    with pytest.raises(ValueError):
+        printed_fraction(huge)
+    assert not is_number(huge)
+    assert time.perf_counter() - start < 1
+    assert printed_fraction(f"1e-{MAX_READ_EXPONENT}") * 10 ** MAX_READ_EXPONENT == 1
+    assert printed_fraction("2.5e3") == 2500
+    assert not is_number("undecided at 10^-3")
+
