@@ -173,6 +173,7 @@ class Evaluator:
         self.file = file
         self.explain = explain or (lambda exc: EvaluationError(str(exc.args[0]), file=file))
         self._evaluations: dict[int, Evaluation] = {}
+        self._too_low: set[int] = set()  # precisions where a branch was undecided (NeedPrecision)
         self.kernels = True
 
     @property
@@ -189,6 +190,9 @@ class Evaluator:
                 pass is undefined (from ``explain``).
         """
         while prec not in self._evaluations:
+            if prec in self._too_low:  # known to leave a branch undecided: never evaluated twice
+                prec *= 2
+                continue
             try:
                 with gc_paused():
                     self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
@@ -197,6 +201,7 @@ class Evaluator:
                 if prec >= MAX_PREC:
                     raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",
                                           file=self.file) from None
+                self._too_low.add(prec)
                 prec *= 2
             except Undefined as exc:
                 raise self.explain(exc) from None

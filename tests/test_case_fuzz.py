@@ -114,3 +114,28 @@ def test_a_printed_number_with_a_huge_exponent_is_not_read_back_as_a_fraction():
     assert printed_fraction("2.5e3") == 2500
     assert not is_number("undecided at 10^-3")
 
+
+def test_a_precision_too_low_for_a_branch_is_evaluated_once(tmp_path, monkeypatch):
+    """woodchuck with learning_rate = 1e10: the pass after the step needs more than 128
+    bits to decide a branch, and every value asked at 128 bits evaluated the whole graph
+    again at 128, 256, ... (1,294 evaluations, 5.4 s; past the bound under load). Now each
+    precision is evaluated at most once."""
+    import derive.evaluate as evaluate_module
+    from derive.case import load_case
+    from derive.derivation import derive
+    from derive.rounding import Format
+
+    text = TEXTS["woodchuck"]
+    assert text.count("learning_rate = 0.5 ") == 1
+    path = tmp_path / "eta.toml"
+    path.write_text(text.replace("learning_rate = 0.5 ", "learning_rate = 1e10 "), encoding="utf-8")
+    calls = []
+    real = evaluate_module.evaluate
+    monkeypatch.setattr(evaluate_module, "evaluate", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    derivation = derive(load_case(str(path)))
+    refs = [ref for ref in derivation.quantities() if ref.phase != "after"]  # e^z after: 2^391144642
+    for fmt in (Format(places=3), Format(places=5)):
+        derivation.decimals(refs, fmt)
+        for ref in refs[:50]:
+            derivation.value(ref)
+    assert len(calls) == len(set(calls)) and max(calls) > 128, calls[:20]
