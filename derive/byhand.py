@@ -34,7 +34,7 @@ from flint import ctx, fmpq
 
 from . import formula as F
 from .derivation import Derivation
-from .evaluate import MAX_PREC, START_PREC
+from .evaluate import MAX_PREC, START_PREC, progress
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
@@ -179,7 +179,7 @@ def printed_fraction(text: str) -> Fraction:
             printed as ``3.7e-307...``: its exact fraction would never be computed).
     """
     text = text.replace("\u2212", "-")
-    exponent = _EXPONENT.search(text)
+    exponent = _EXPONENT.search(text) if "e" in text or "E" in text else None
     if exponent is not None and (len(exponent[1]) > 7 or abs(int(exponent[1])) > MAX_READ_EXPONENT):
         raise ValueError(f"exponent beyond {MAX_READ_EXPONENT}")
     return Fraction(text)
@@ -494,8 +494,10 @@ class ByHand:
     def readings(self, refs) -> list[Reading]:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
         out = []
+        meter = progress()
         for ref in dict.fromkeys(refs):
             r = self.reading(ref, noteworthy=True)
+            meter.advance()
             if r is not None and r.noteworthy:
                 out.append(r)
         return out

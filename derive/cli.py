@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from contextlib import contextmanager
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -22,6 +24,7 @@ from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
 from .errors import DeriveError
+from .evaluate import Progress, reporting
 from .output import write_atomic
 from .printing import counted
 from .rounding import MINUS, MODES, Format
@@ -147,6 +150,72 @@ def fail(error: Exception) -> None:
     raise typer.Exit(2)
 
 
+class ProgressBar(Progress):
+    """A Rich progress bar on stderr for long work (issue 13, item 5): a spinner, the
+    command, how many quantities are rounded or read by hand so far, and the time taken;
+    shown only once the work has taken :data:`DELAY` seconds, redrawn at most ten times a
+    second, and erased when the command ends (see :func:`progress_bar`)."""
+
+    DELAY = 1.0  # seconds of work before the bar appears (a quick run shows none)
+    REDRAW = 0.1  # seconds between two updates of the count
+
+    def __init__(self, label: str, console: Console):
+        self.label = label
+        self.console = console
+        self.started = time.monotonic()
+        self.shown = self.started
+        self.done = 0
+        self.bar = None
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.shown < self.REDRAW or now - self.started < self.DELAY:
+            return
+        self.shown = now
+        if self.bar is None:
+            from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                    TextColumn("{task.completed:,} quantities"), TimeElapsedColumn(),
+                                    console=self.console, transient=True, redirect_stdout=False,
+                                    redirect_stderr=False)
+            self.task = self.bar.add_task(self.label, total=None)
+            self.bar.tasks[0].start_time = self.started  # the time shown counts from the start of the work
+            self.bar.start()
+        self.bar.update(self.task, completed=self.done)
+
+    def stop(self) -> None:
+        """Erase the bar (if it was shown)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal itself (FORCE_COLOR and the like do not make a pipe one)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextmanager
+def progress_bar(label: str):
+    """A :class:`ProgressBar` for the work of a block, when stderr is a terminal; nothing
+    at all otherwise (a pipe, a file, the tests), so no output ever holds a bar."""
+    if not _stderr_is_terminal():
+        yield
+        return
+    bar = ProgressBar(label, Console(stderr=True, force_terminal=True))
+    try:
+        with reporting(bar):
+            yield
+    finally:
+        bar.stop()
+
+
 def make_format(places: Optional[int], sig: Optional[int], rounding: str, signed_zero: bool, minus: str) -> Format:
     """The run's :class:`Format` from the command-line options."""
     if places is not None and sig is not None:
@@ -232,35 +301,39 @@ def run(
 
     json_out = output_format == OutputFormat.json
     fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
-    try:
-        derivation = derive(load_case(case))
-        if json_out:  # streamed: one record at a time, never the whole list or text
-            from .export_json import iter_records, json_chunks
-
-            only = None if step is None else {r for s in select_steps(derivation, step) for r in step_refs(s)}
-            text = json_chunks(iter_records(derivation, fmt, only, exact_forms))
-        else:
-            steps = select_steps(derivation, step)
-            printer = Printer(derivation, fmt, carry.value)
-            header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
-            text = None
-            renderable = render_steps(derivation, steps, printer, exact)
-    except DeriveError as exc:
-        fail(exc)
-    if json_out and output is None:
-        for chunk in text:
-            sys.stdout.write(chunk)
-        return
-    if output is not None:
-        if text is None:
-            console = page_console(width, renderable, record=True, file=open(os.devnull, "w"))
-            console.print(header)
-            console.print(renderable)
-            text = console.export_text()
+    with progress_bar(f"derive run {case}"):  # erased before anything is printed on the terminal
         try:
-            write_atomic(output, text)
+            derivation = derive(load_case(case))
+            if json_out:  # streamed: one record at a time, never the whole list or text
+                from itertools import chain
+
+                from .export_json import iter_records, json_chunks
+
+                only = None if step is None else {r for s in select_steps(derivation, step) for r in step_refs(s)}
+                chunks = json_chunks(iter_records(derivation, fmt, only, exact_forms))
+                text = chain([next(chunks, "")], chunks)  # every number rounded before the first chunk
+            else:
+                steps = select_steps(derivation, step)
+                printer = Printer(derivation, fmt, carry.value)
+                header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
+                text = None
+                renderable = render_steps(derivation, steps, printer, exact)
         except DeriveError as exc:
             fail(exc)
+        if output is not None:
+            if text is None:
+                console = page_console(width, renderable, record=True, file=open(os.devnull, "w"))
+                console.print(header)
+                console.print(renderable)
+                text = console.export_text()
+            try:
+                write_atomic(output, text)
+            except DeriveError as exc:
+                fail(exc)
+            return
+    if json_out:
+        for chunk in text:
+            sys.stdout.write(chunk)
         return
     console = page_console(width, renderable)
     console.print(header, highlight=False)
@@ -302,12 +375,13 @@ def write_document(renderer, case: str, output: Optional[str], step: Optional[st
 
     fmt = make_format(*fmt_options, renderer.minus)
     try:
-        derivation = derive(load_case(case))
-        words = Templates(templates) if templates is not None else None
-        text = renderer(derivation, fmt, carry=carry, exact=exact, templates=words, **options).render(
-            select_steps(derivation, step), standalone)
-        if output is not None:
-            write_atomic(output, text)
+        with progress_bar(f"derive {renderer.__name__.removesuffix('Renderer').lower()} {case}"):
+            derivation = derive(load_case(case))
+            words = Templates(templates) if templates is not None else None
+            text = renderer(derivation, fmt, carry=carry, exact=exact, templates=words, **options).render(
+                select_steps(derivation, step), standalone)
+            if output is not None:
+                write_atomic(output, text)
     except DeriveError as exc:
         fail(exc)
     if output is None:

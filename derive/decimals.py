@@ -9,7 +9,7 @@ to MAX_PREC bits, and what is left takes the exact path or is reported as undeci
 from __future__ import annotations
 
 from .errors import EvaluationError
-from .evaluate import MAX_PREC, START_PREC, Evaluator
+from .evaluate import MAX_PREC, START_PREC, Evaluator, progress
 from .exact import ExactForms
 from .rounding import Format, TooLarge, format_fraction, format_value
 from .steps import Ref
@@ -39,6 +39,7 @@ class Rounder:
         """
         out: dict[Ref, str] = {}
         pending = list(dict.fromkeys(refs))
+        meter = progress()
         prec = max(START_PREC, _bits_for(fmt))
         while pending and prec <= MAX_PREC:
             ev_prec = self.evaluator.evaluation(prec).prec
@@ -60,9 +61,11 @@ class Rounder:
                     still.append(ref)
                 else:
                     out[ref] = text
+                    meter.advance()
             pending, prec = still, max(prec, ev_prec) * 2
         for ref in pending:
             out[ref] = self._exact_path(ref, fmt)
+            meter.advance()
         return out
 
     def decimal(self, ref: Ref, fmt: Format) -> str:

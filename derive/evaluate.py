@@ -217,6 +217,35 @@ class Evaluator:
         return (ev.grads if ref.phase == "grad" else ev.updated)[ref.id]
 
 
+class Progress:
+    """Where long work reports how far it has got (issue 13, item 5): :meth:`advance` after
+    each quantity rounded (:class:`~derive.decimals.Rounder`) or read again by hand
+    (:class:`~derive.byhand.ByHand`). This one does nothing; the CLI puts a Rich progress
+    bar on stderr in its place while a command runs (:func:`reporting`)."""
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more quantities done."""
+
+
+_progress = Progress()
+
+
+def progress() -> Progress:
+    """The :class:`Progress` long work reports to now (by default one that does nothing)."""
+    return _progress
+
+
+@contextmanager
+def reporting(meter: Progress):
+    """Make ``meter`` the one :func:`progress` returns for a block, and restore the previous after."""
+    global _progress
+    previous, _progress = _progress, meter
+    try:
+        yield meter
+    finally:
+        _progress = previous
+
+
 @contextmanager
 def gc_paused():
     """Pause Python's cyclic garbage collector for a block (building or evaluating a
@@ -234,5 +263,5 @@ def gc_paused():
             gc.enable()
 
 
-__all__ = ["MAX_PREC", "START_PREC", "Evaluation", "Evaluator", "Pass", "NeedPrecision", "Undefined", "backward",
-           "evaluate", "forward", "gc_paused"]
+__all__ = ["MAX_PREC", "START_PREC", "Evaluation", "Evaluator", "Pass", "NeedPrecision", "Progress", "Undefined",
+           "backward", "evaluate", "forward", "gc_paused", "progress", "reporting"]
