@@ -25,8 +25,11 @@ Ids = list[list[int]]
 def eps_text(eps: Fraction) -> str:
     """A norm's eps as its words print it: Python's short form (``1e-05``, ``0.015625``)
     when that is the exact value, else the exact value (``1/3``): never a cut digit."""
-    short = f"{float(eps):g}"
-    return short if Fraction(short) == eps else text(F.number(eps))
+    try:
+        short = f"{float(eps):g}"
+    except OverflowError:  # past a float's range (layernorm_eps = 1e400): the exact value
+        short = None
+    return short if short is not None and Fraction(short) == eps else text(F.number(eps))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ changed by one to three mutations and written back as TOML (:func:`to_toml`):
 - an unknown key in any table;
 - the heads split differently: another ``heads`` count, or W_Q, W_K, W_V cut into
   ``[[blocks.heads]]`` of random widths;
-- ``nan``, ``inf`` and ``-inf`` as TOML floats, and "nan", "inf", "1/0" as text.
+- ``nan``, ``inf`` and ``-inf`` as TOML floats, and "nan", "inf", "1/0" as text;
+- a setting of ``[conventions]`` (eps, temperature, learning rate) given any of these.
 
 Used by tests/test_case_fuzz.py and bench/fuzz.py.
 """
@@ -147,8 +148,8 @@ TEXTS_FOR_NUMBERS = ("nan", "inf", "-inf", "NaN", "Infinity", "1/0", "0/0", "1/3
 @st.composite
 def replacement(draw, old):
     """A new value for the leaf or subtree ``old``."""
-    kind = draw(st.sampled_from(["magnitude", "tie", "text", "number-as-text", "list", "table", "bool",
-                                 "nan-inf", "big-int", "zero", "negative"]))
+    kind = draw(st.sampled_from(["magnitude", "magnitude", "magnitude", "tie", "tie", "text", "number-as-text",
+                                 "list", "table", "bool", "nan-inf", "big-int", "zero", "negative"]))
     if kind == "magnitude":
         return draw(magnitudes())
     if kind == "tie":
@@ -266,8 +267,20 @@ def _mutate_heads(draw, data):
     return f"heads split at {cuts}"
 
 
+def _mutate_convention(draw, data):
+    """A setting of [conventions] (eps, temperature, learning rate, ...) given a hostile value:
+    the issue's layernorm_eps = 1e400 and temperature = 0.0001 are among them."""
+    table = data.setdefault("conventions", {})
+    if not isinstance(table, dict):
+        return "no conventions"
+    key = draw(st.sampled_from(sorted(set(table) | {"layernorm_eps", "temperature", "learning_rate"})))
+    table[key] = draw(st.one_of(magnitudes(), replacement(table.get(key, Decimal("1"))),
+                                st.sampled_from([Raw("0.0001"), Raw("1e400"), Raw("1e-400"), 0, -1])))
+    return f"conventions.{key}"
+
+
 MUTATIONS = (_mutate_value, _mutate_value, _mutate_value, _mutate_subtree, _mutate_shape, _mutate_tie,
-             _mutate_key, _mutate_heads)
+             _mutate_key, _mutate_heads, _mutate_convention)
 
 
 @st.composite

@@ -18,6 +18,7 @@ from __future__ import annotations
 import faulthandler
 import re
 import time
+from fractions import Fraction
 
 import mpmath
 import pytest
@@ -139,3 +140,27 @@ def test_a_precision_too_low_for_a_branch_is_evaluated_once(tmp_path, monkeypatc
         for ref in refs[:50]:
             derivation.value(ref)
     assert len(calls) == len(set(calls)) and max(calls) > 128, calls[:20]
+
+
+def test_a_layernorm_eps_past_a_floats_range_is_written_whole(tmp_path):
+    """layernorm_eps = 1e400 raised OverflowError in the step's words (float(eps)). Now the
+    words give eps whole, and sigma = sqrt(variance + 1e400) = 1e200 (1 + variance/2e400 +
+    ...) rounds to 10^200 at 3 places."""
+    from derive.rules.norms import eps_text
+
+    assert eps_text(Fraction(10**400)) == "1" + "0" * 400
+    assert eps_text(Fraction(1, 10**5)) == "1e-05"
+    text = TEXTS["cat-climbed"]
+    assert text.count("layernorm_eps = 1e-5 ") == 1
+    path = tmp_path / "eps.toml"
+    path.write_text(text.replace("layernorm_eps = 1e-5 ", "layernorm_eps = 1e400 "), encoding="utf-8")
+    outcome = run_bounded(["run", str(path), "--step", "layernorm", "--width", "2000"], BOUND)
+    assert outcome.exit_code == 0, outcome.stderr
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    out = CliRunner().invoke(app, ["run", str(path), "--step", "layernorm", "--width", "2000"]).stdout
+    assert "eps = " + "1" + "0" * 400 in out
+    sigmas = re.findall(r"\b10+\.000\b", out)  # each of the 5 rows, and sigma_5 under the table
+    assert sigmas == ["1" + "0" * 200 + ".000"] * 6
