@@ -45,8 +45,14 @@ def as_arb(v: Value) -> arb:
 
 
 def approx(v: Value) -> float:
-    """A float near ``v``, for ordering rows on screen only (never for printed digits)."""
-    return float(v) if isinstance(v, fmpq) else float(v.mid())
+    """A float near ``v``, for ordering rows on screen only (never for printed digits);
+    +-inf past a float's range (an exact logit of 1e309), as a ball's midpoint gives."""
+    if isinstance(v, fmpq):
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
+    return float(v.mid())
 
 
 def is_zero(v: Value) -> bool:

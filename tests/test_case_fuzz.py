@@ -164,3 +164,16 @@ def test_a_layernorm_eps_past_a_floats_range_is_written_whole(tmp_path):
     assert "eps = " + "1" + "0" * 400 in out
     sigmas = re.findall(r"\b10+\.000\b", out)  # each of the 5 rows, and sigma_5 under the table
     assert sigmas == ["1" + "0" * 200 + ".000"] * 6
+
+
+def test_an_exact_value_past_a_floats_range_orders_as_infinity():
+    """graph.approx (the order of rows on screen) turned an exact 10^400 into a float and
+    raised OverflowError (the issue's exact logits above 1.8e308); now +-inf, as a ball gives."""
+    from flint import fmpq, fmpz
+
+    from derive.graph import approx
+
+    assert approx(fmpq(fmpz(10) ** 400)) == float("inf")
+    assert approx(-fmpq(fmpz(10) ** 400)) == float("-inf")
+    assert approx(fmpq(1, fmpz(10) ** 400)) == 0.0
+    assert approx(fmpq(3, 4)) == 0.75
