@@ -41,8 +41,8 @@ import sys
 from importlib import import_module
 
 # Python refuses to write an int of more than 4,300 digits as text (a guard against slow
-# conversions of untrusted input). derive bounds its own numbers (a case's digits, the
-# 65,536 bits a printed value may have: derive.rounding.TooLarge) and must write every digit
+# conversions of untrusted input). derive bounds its own numbers (a case's digits; past the
+# 65,536 bits derive.rounding.MAX_BITS a value is printed in scientific form) and must write every digit
 # of a value it prints (e^z for z = 10^4 has 4,343), so the guard is lifted here.
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)

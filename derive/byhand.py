@@ -38,7 +38,7 @@ from .evaluate import MAX_PREC, START_PREC, progress
 from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
-from .rounding import Format, TooLarge, decade_fraction, format_value
+from .rounding import Format, decade_fraction, format_value
 from .steps import Ref
 
 READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
@@ -408,8 +408,6 @@ class ByHand:
                 return self._forward_reading(ref)
             except Undefined:
                 return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
-            except TooLarge:
-                return None  # the reader's value cannot be written out (e^s of a printed s of 7e299)
             except NeedPrecision:
                 if self._prec >= MAX_PREC:
                     return None  # no certified digits to write

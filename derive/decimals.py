@@ -8,10 +8,9 @@ to MAX_PREC bits, and what is left takes the exact path or is reported as undeci
 
 from __future__ import annotations
 
-from .errors import EvaluationError
 from .evaluate import MAX_PREC, START_PREC, Evaluator, progress
 from .exact import ExactForms
-from .rounding import Format, TooLarge, format_fraction, format_value
+from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 
 UNDECIDED = "undecided"
@@ -35,7 +34,8 @@ class Rounder:
         MAX_PREC and no exact simplification decides the last digit.
 
         Raises:
-            EvaluationError: a value too large to print under ``fmt``, or undefined.
+            EvaluationError: the forward pass is undefined (raised by the evaluation). A value too
+                large to write out at fixed places is printed in scientific form.
         """
         out: dict[Ref, str] = {}
         pending = list(dict.fromkeys(refs))
@@ -45,11 +45,7 @@ class Rounder:
             ev_prec = self.evaluator.evaluation(prec).prec
             still = []
             for ref in pending:
-                try:
-                    text = format_value(self.evaluator.value(ref, ev_prec), fmt)
-                except TooLarge as exc:
-                    label = self.evaluator.graph.nodes[ref.id].meta.label
-                    raise EvaluationError(f"{label}: {exc}", file=self.file) from None
+                text = format_value(self.evaluator.value(ref, ev_prec), fmt)
                 if text is None and prec == START_PREC and _on_boundary(self.evaluator.value(ref, ev_prec), fmt):
                     # A ball that still touches a rounding boundary at START_PREC bits is
                     # almost always a rational sitting on it (an e^s / e^s = 1 weight times

@@ -219,10 +219,6 @@ def format_ball(x: arb, fmt: Format) -> str | None:
         return _format_ball(x, fmt, span)
 
 
-class TooLarge(ValueError):
-    """A value too large to write out (more than MAX_BITS bits, about 19,700 digits)."""
-
-
 MAX_BITS = 1 << 16
 
 
