@@ -18,12 +18,33 @@ from fractions import Fraction
 import sympy
 
 from .evaluate import Evaluator
-from .graph import Graph, is_exact
+from .graph import Exp, GeluErf, GeluTanh, Graph, Silu, approx, is_exact
 from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
 EXACT_PATH_SECONDS = 2.0  # the time the exact path may spend on one quantity (then: undecided)
+EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
+
+
+def exponent_size(op, size: float) -> float:
+    """How large an argument the exponential inside ``op``'s closed form gets when the op's
+    input is about ``size`` in absolute value: e^x and SiLU: size; the exact GELU's erf:
+    size^2 / 2; GPT-2's tanh GELU: sqrt(2/pi) 0.044715 size^3; other ops: 0. SymPy decides
+    whether 1 + tanh(-y) is 0 by evaluating it at about 1.44 y bits, and it asks while
+    merely building the form: the form of a quantity past EXACT_PATH_EXPONENT is built
+    unevaluated, and a form that holds one is never simplified (GELU of -10^15 in a W_1
+    entry, whose 1 + tanh(-7e43) is e^-1.4e44: 12 s to build cat-climbed's forms for the
+    JSON). A form in which it cancels (times a weight of exactly 0) is simplified as any
+    other."""
+    size = min(abs(size), 1e100)
+    if isinstance(op, (Exp, Silu)):
+        return size
+    if isinstance(op, GeluErf):
+        return size * size / 2
+    if isinstance(op, GeluTanh):
+        return 0.0357 * size ** 3
+    return 0.0
 
 
 class OverBudget(Exception):
@@ -76,11 +97,13 @@ class ExactForms:
         self.learning_rate = learning_rate
         self._forms: dict[int, dict] = {}
         self._rationals: dict[int, Fraction | None] = {}
+        self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
         """The exact SymPy form of a forward quantity: a Rational when the value is rational,
         else its operation applied to its parents' forms while the tree stays within
-        ``limit`` operations; past that, a symbol named after the quantity."""
+        ``limit`` operations (an exponential past EXACT_PATH_EXPONENT unevaluated, see
+        :func:`exponent_size`); past that, a symbol named after the quantity."""
         return self._form(node_id, limit, self._forms.setdefault(limit, {}))[0]
 
     def _form(self, node_id: int, limit: int, memo: dict) -> tuple[sympy.Expr, int]:
@@ -94,7 +117,11 @@ class ExactForms:
             parts = [self._form(p, limit, memo) for p in node.parents]
             form, size = sympy.Symbol(node.meta.label), limit + 1
             if all(part_size <= limit for _, part_size in parts):
-                built = node.op.sympy([f for f, _ in parts])
+                steep = self._steep(node_id)
+                with sympy.evaluate(not steep):
+                    built = node.op.sympy([f for f, _ in parts])
+                if steep:
+                    self._steep_forms.add(built)
                 built_size = _tree_size(built, limit)
                 if built_size <= limit:  # SymPy's own simplification often keeps it small
                     form, size = built, built_size
@@ -111,12 +138,23 @@ class ExactForms:
             form = self.closed_form(node_id, EXACT_PATH_SIZE)
             try:
                 with budget(EXACT_PATH_SECONDS):
-                    simple = form if form.free_symbols or _huge_power(form) else sympy.simplify(form)
+                    steep = bool(self._steep_forms) and form.has(*self._steep_forms)
+                    simple = form if form.free_symbols or steep or _huge_power(form) else sympy.simplify(form)
             except OverBudget:
                 simple = form  # (undecided: the exact path gave up on it)
             known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
             self._rationals[node_id] = known
         return known
+
+    def _steep(self, node_id: int) -> bool:
+        """Whether a quantity's operation is an exponential whose argument passes
+        EXACT_PATH_EXPONENT (:func:`exponent_size`), judged from its input's value at the
+        starting precision."""
+        node = self.graph.nodes[node_id]
+        if node.op is None or len(node.parents) != 1:
+            return False
+        size = approx(self.evaluator.value(Ref("before", node.parents[0])))
+        return exponent_size(node.op, size) > EXACT_PATH_EXPONENT
 
     def definition(self, node_id: int) -> sympy.Expr:
         """The quantity's operation applied to its parents, named by their labels."""

@@ -21,6 +21,7 @@ import time
 from fractions import Fraction
 
 import mpmath
+import sympy
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -177,3 +178,44 @@ def test_an_exact_value_past_a_floats_range_orders_as_infinity():
     assert approx(-fmpq(fmpz(10) ** 400)) == float("-inf")
     assert approx(fmpq(1, fmpz(10) ** 400)) == 0.0
     assert approx(fmpq(3, 4)) == 0.75
+
+
+def test_a_gelu_of_minus_1e15_gets_no_evaluated_form(tmp_path, monkeypatch):
+    """cat-climbed with W_1's row 4, column 6 = -1e15: g_2[6] = GELU(-1e15 u'_2[4] + ...)
+    holds 1 + tanh(-7e43) = e^-1.4e44, and SymPy evaluated it to build the form of every
+    quantity on the exact path (the JSON took 12 s; before the 2 s budget, a hang). Its
+    form is now built unevaluated and never simplified: its 30-figure value is undecided,
+    its 3 places 0.000 (|g_2[6]| < 10^-4 by far), and a quantity in which it cancels
+    (m_1[3], times W_2's exact zeros) is still the exact 0 it is."""
+    import json
+
+    from derive.case import load_case
+    from derive.derivation import derive
+    from derive.exact import EXACT_PATH_SIZE
+
+    text = TEXTS["cat-climbed"]
+    old = "  [0, 0, 0, 1,  0,  0,  0, -1],\n]"
+    assert text.count(old) == 1
+    path = tmp_path / "w1.toml"
+    path.write_text(text.replace(old, "  [0, 0, 0, 1,  0, -1e15, 0, -1],\n]"), encoding="utf-8")
+    derivation = derive(load_case(str(path)))
+    g26 = next(i for i, n in enumerate(derivation.graph.nodes) if n.meta.label == "g_2[6]")
+    form = derivation.forms.closed_form(g26, EXACT_PATH_SIZE)
+    assert form.has(sympy.tanh)
+
+    def no_simplify(expr):
+        raise AssertionError(f"simplify({str(expr)[:80]}...)")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sympy, "simplify", no_simplify)
+        assert derivation.forms.rational(g26) is None
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    outcome = run_bounded(["run", str(path), "--format", "json"], BOUND)
+    assert outcome.exit_code == 0, outcome.stderr
+    records = {r["label"]: r for r in json.loads(CliRunner().invoke(app, ["run", str(path), "--format", "json"]).stdout)
+               if not r["after_step"]}
+    assert records["g_2[6]"]["value"] == "undecided" and records["g_2[6]"]["decimal"] == "0.000"
+    assert records["m_1[3]"]["exact"] == "0"
