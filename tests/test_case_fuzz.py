@@ -23,13 +23,16 @@ from fractions import Fraction
 import mpmath
 import sympy
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from case_mutations import CASES, TEXTS, mutated_cases, parse, problem, run_bounded, to_toml
 from derive.byhand import MAX_READ_EXPONENT, is_number, printed_fraction
 
 BOUND = 10.0  # seconds a fuzzed run may take (each bundled case runs in under 1.2 s unmutated)
 QUICK_EXAMPLES = 200
+# No shrinking: a failing example is reported as found, with its case text (shrinking would
+# run a case that passes the bound again and again, minutes of replays).
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate)
 
 
 def check(example, tmp_path_factory) -> None:
@@ -47,7 +50,7 @@ def check(example, tmp_path_factory) -> None:
     assert outcome.seconds < BOUND
 
 
-@settings(max_examples=QUICK_EXAMPLES, derandomize=True, deadline=None, database=None,
+@settings(max_examples=QUICK_EXAMPLES, derandomize=True, deadline=None, database=None, phases=PHASES,
           suppress_health_check=list(HealthCheck))
 @given(example=mutated_cases())
 def test_fuzzed_cases_quick(example, tmp_path_factory):
@@ -55,7 +58,7 @@ def test_fuzzed_cases_quick(example, tmp_path_factory):
 
 
 @pytest.mark.slow
-@settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10_000, deadline=None, phases=PHASES, suppress_health_check=list(HealthCheck))
 @given(example=mutated_cases())
 def test_fuzzed_cases_10000(example, tmp_path_factory):
     check(example, tmp_path_factory)
