@@ -72,7 +72,18 @@ class Printer:
         else:
             out = [Note([r.ref], r.note_parts()) for r in self.byhand.readings(refs)]
         out += [Note(n.refs, n.note_parts()) for n in self.byhand.sum_notes(refs)]
-        return out
+        return out + [Note([ref], self._scientific(ref)) for ref in refs if self._is_scientific(ref)]
+
+    def _is_scientific(self, ref: Ref) -> bool:
+        """Whether a value asked for at fixed places was printed in scientific form (too
+        large to write out: see :func:`derive.rounding.format_ball`)."""
+        return self.fmt.places is not None and "e" in self.text[ref]
+
+    def _scientific(self, ref: Ref) -> RichText:
+        digits = int(self.text[ref].split("e")[1].replace(self.fmt.minus, "-")) + 1
+        return [self.derivation.meta(ref).name, f": too large to write out at {self.fmt.places} places "
+                f"({digits:,} digits before the point); printed to {self.fmt.places + 1} significant figures, "
+                "in scientific form."]
 
     def _drift(self, ref: Ref) -> RichText:
         reading = self.byhand.reading(ref)

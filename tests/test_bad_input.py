@@ -366,7 +366,8 @@ def test_astronomical_value_is_printed_in_scientific_form(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     roof = next(line for line in result.output.splitlines() if "␣roof" in line and "e1081686159" in line)
-    assert re.search(r"\b\d\.\d{3}e1081686159\d{21}\b", roof) and roof.rstrip(" │").endswith("1.000")
+    assert re.search(r"\b\d\.\d{3}e1081686159\d{21}(?!\d)", roof) and roof.rstrip(" │").endswith("1.000")
+    assert "too large to write out at 3 places (1,081,686,159," in " ".join(result.output.split())
 
 
 def test_reader_step_undefined_from_printed_values_is_no_crash():

@@ -68,6 +68,9 @@ def test_logits_of_ten_billion_through_the_cli(tmp_path, options):
     result = run("run", str(path), *options)
     assert result.exit_code == 0, result.output
     assert "e4342944819" in result.output
+    if not options:  # floor(1e10 / ln 10) + 1 digits before the point
+        assert f"too large to write out at 3 places ({int(mpmath.floor(mpmath.mpf(10) ** 10 / mpmath.log(10))) + 1:,} " \
+            "digits before the point); printed to 4 significant figures" in " ".join(result.output.split())
 
 
 def test_logits_of_minus_a_million_at_thirty_figures(tmp_path):
