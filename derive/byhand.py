@@ -356,16 +356,19 @@ class ByHand:
                 return text
         return self._digits(v)
 
-    def _digits(self, v: Value) -> str:
+    def _digits(self, v: Value, nearest: bool = True) -> str:
         """The value with two more places than printed, cut (not rounded), and an ellipsis;
-        every digit certified by the ball.
+        every digit certified by the ball. With ``nearest``, a ball the cut cannot decide
+        gives the nearest value at those places instead (a ball on a boundary of the cut).
 
         Raises:
-            NeedPrecision: the ball decides neither the cut nor the nearest value at those
-                places (evaluate again at a higher precision).
+            NeedPrecision: the ball decides neither the cut nor (with ``nearest``) the nearest
+                value at those places (evaluate again at a higher precision).
         """
         places = (self.fmt.places if self.fmt.places is not None else self.fmt.sig) + 2
         text = format_value(v, Format(places=places, mode="down"))
+        if text is None and not nearest:
+            raise NeedPrecision
         if text is None:  # a ball on a boundary of the cut (-log2 0.5 = 1): the nearest value there
             text = format_value(v, Format(places=places, mode="half-even"))
         if text is None:
@@ -379,8 +382,9 @@ class ByHand:
         digit is certified; None when none up to MAX_PREC does."""
         prec = START_PREC
         while True:
-            try:
-                return self._digits(self.derivation.value(ref, prec))
+            try:  # (the nearest value for a ball on a cut only when no higher precision is left:
+                # -2 + 1e-299 is -1.99999…, not -2.00000…)
+                return self._digits(self.derivation.value(ref, prec), nearest=prec >= MAX_PREC)
             except NeedPrecision:
                 if prec >= MAX_PREC:
                     return None

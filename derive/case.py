@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, make_dataclass
 from decimal import Decimal, InvalidOperation
@@ -233,17 +234,56 @@ def load_case(name_or_path: str) -> Case:
                         "DERIVE_MAX_CASE_MB=N raises it on purpose")
     try:
         with python_int_guard():  # a 16 MB integer would take minutes to read
-            data = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+            text = path.read_text(encoding="utf-8")
+            _count_before_parsing(text, str(path))
+            data = tomllib.loads(text, parse_float=Decimal)
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"cannot read: {exc}", file=str(path), expected="a readable UTF-8 text file") from None
     except RecursionError:
         raise CaseError("malformed TOML: arrays or tables nested too deeply", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
     except (ValueError, ArithmeticError) as exc:  # TOMLDecodeError, an integer of > 4300 digits, ...
+        huge = None if isinstance(exc, tomllib.TOMLDecodeError) else HUGE_NUMBER.search(text)
+        if huge is not None:  # a bare integer or an exponent Python will not read: where it is, and the limit
+            line = text.count("\n", 0, huge.start()) + 1
+            exponent = huge.group(1) is not None
+            raise CaseError(f"line {line}: a number whose exponent has {len(huge.group(1))} digits, far beyond "
+                            f"1e{MAX_EXPONENT}" if exponent else f"line {line}: a number written with "
+                            f"{len(huge.group(2))} digits, more than the limit of {LIMITS['digits']} digits",
+                            file=str(path),
+                            expected=f"numbers between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} of at most "
+                            f"{LIMITS['digits']} digits; a [limits] table with digits = N raises the digits "
+                            "(a number of more than 4,300 digits is read only as a string)") from None
         raise CaseError(f"malformed TOML: {exc}", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
     tensors = weights.merge(data, str(path), *WEIGHT_FIELDS) if "weights" in data else {}
     return _Reader(str(path), data, tensors).case()
+
+
+# what tomllib cannot read: an exponent of 5 digits or more past Decimal's range, an integer of more than 4,300 digits
+HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.\"'])[-+]?(\d{4301,})")
+
+
+RAISED_WEIGHTS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*weights\s*=\s*(\d+)")
+
+
+def _count_before_parsing(text: str, file: str) -> None:
+    """Refuse a large case whose numbers pass the ``weights`` limit before TOML reads it (a
+    10 MB file takes tomllib 7 s): the numbers are counted in the text (an over-count of
+    at most the ids and settings), against the limit or a ``[limits] weights`` it raises.
+
+    Raises:
+        CaseError: past the limit."""
+    if len(text) < 2 * 10**6:
+        return  # (a smaller file is read in well under a second; the exact count comes after)
+    raised = RAISED_WEIGHTS.search(text)
+    limit = int(raised.group(1)) if raised else LIMITS["weights"]
+    words = re.sub(rb"#[^\n]*", b"", text.encode("utf-8"))  # (comments hold no weights)
+    count = len(re.findall(rb"(?<![\w./])[-+]?\.?\d", words))  # (k/256: one number)
+    if count > limit:
+        raise CaseError(f"about {count:,} numbers in the file, more than the limit of {limit} numbers in the case's "
+                        "matrices and vectors", file=file, expected=f"at most {limit}; a [limits] table with "
+                        "weights = N raises it on purpose (large weights belong in a safetensors file)")
 
 
 def _max_case_mb(file: str) -> float:

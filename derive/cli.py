@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -63,6 +64,12 @@ class GracefulGroup(TyperGroup):
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(1) from None
         except Exception as exc:
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG) \
+                    and not ctx.params.get("debug"):  # the output could not be written (> /dev/full): not a bug
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                print(f"error: cannot write the output: {exc.strerror}", file=sys.stderr)
+                raise typer.Exit(2) from None
             if ctx.params.get("debug"):
                 raise
             report_bug(exc, ctx.meta.get("derive.argv", []), self._case_of(ctx))

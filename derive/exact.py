@@ -189,7 +189,8 @@ class ExactForms:
         label = self.graph.nodes[ref.id].meta.label
         if ref.phase == "grad":
             return f"dL/d{label}"
-        if ref.phase == "updated":
+        if ref.phase == "updated" or (ref.phase == "after" and self.graph.nodes[ref.id].op is None):
+            # (a leaf of the pass after the step, such as a given logit, is the weight after the step)
             return f"{label} - {self.learning_rate}*dL/d{label}"
         if ref.phase == "after":
             return f"{sympy.sstr(self.definition(ref.id))} (with the updated weights)"

@@ -44,6 +44,9 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         lines.append(f"    {pm.label} = {derivation.exact_text(pref)}  ~ {printer.byhand._digits(derivation.value(pref))}"
                      f"  printed: {shown}")
     reading = printer.byhand.reading(ref)
+    if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
+        return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
+                        f"printed values, or their digits are not certain); printed: {printer.text.get(ref, 'not printed')}"]
     exact_calc = text(node.op.hand([printer.byhand._digits_expr(derivation.value(Ref("before", p)))
                                     for p in node.parents]))
     lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")

@@ -40,6 +40,7 @@ from . import mathread
 from .byhand import READER_PREC
 from .derivation import Derivation
 from .errors import DeriveError
+from .evaluate import MAX_PREC
 from .handfile import MAX_PLACES, Entry, _split_top, decimal_places, value_limit
 from .mathread import Bin, Call, Neg, Num, Paren, Sym
 from .names import find
@@ -61,7 +62,7 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
     if sep and len(head) < 60 and "=" not in head:
         name, body = head.strip(), rest
     label = name or "note"
-    quantity = _quantity(derivation, name, entry)
+    quantity = _quantity(derivation, name, entry)  # (its Ref)
     checked, failures = 0, []
     previous, previous_loose = None, False  # the full value of the last formula
     for clause in [c for part in _split_top(body, ";") for c in _split_top(part, ",")]:
@@ -93,9 +94,9 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
                 loose.append(previous_loose)
                 continue
             if k == 0 and "exact" in phrase and quantity is not None and _is_number(expr):
-                values.append(quantity)
+                values.append(derivation.value(quantity))
                 loose.append(False)
-                if not _cut_of(quantity, expr):
+                if not _cut_of(derivation, quantity, expr):
                     failures.append(f"{mathread.show(expr)} is not the exact value's digits")
                 checked += 1
                 continue
@@ -136,7 +137,7 @@ def _full(values: list, loose: list) -> tuple:
 
 
 def _quantity(derivation: Derivation, name: str | None, entry: Entry):
-    """The exact value of the quantity a note is about, or None."""
+    """The quantity a note is about (its Ref), or None."""
     if not name:
         return None
     try:
@@ -144,7 +145,7 @@ def _quantity(derivation: Derivation, name: str | None, entry: Entry):
         refs = find(derivation, mathread.label(node), entry.block, entry.head)
     except DeriveError:
         return None
-    return derivation.value(refs[0]) if len(refs) == 1 else None
+    return refs[0] if len(refs) == 1 else None
 
 
 def _words(clause: str) -> tuple[list[str], str]:
@@ -170,12 +171,22 @@ def _text(node) -> str:
     return ("-" + node.a.text) if isinstance(node, Neg) else node.text
 
 
-def _cut_of(value, node) -> bool:
-    """``node`` (``-0.81648…``) is ``value`` with its digits cut at the written places."""
+def _cut_of(derivation: Derivation, ref, node) -> bool:
+    """``node`` (``-0.81648…``) is the quantity ``ref``'s exact value with its digits cut at
+    the written places, the value evaluated at a higher precision until the cut is decided
+    (-2 + 1e-299 is -1.99999…: 1,000 bits); True when no precision up to MAX_PREC decides it
+    (nothing to say against the note)."""
     places = decimal_places(_text(node))
-    with ctx.workprec(READER_PREC):
-        cut = format_value(value, Format(places=places or 0, mode="down"))
-    return cut is not None and _equal_text(cut, _text(node))
+    prec = READER_PREC
+    while True:
+        value = derivation.value(ref, prec)
+        with ctx.workprec(max(prec, READER_PREC)):
+            cut = format_value(value, Format(places=places or 0, mode="down"))
+        if cut is not None:
+            return _equal_text(cut, _text(node))
+        if prec >= MAX_PREC:
+            return True
+        prec *= 2
 
 
 def _equal_text(a: str, b: str) -> bool:

@@ -40,8 +40,10 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import DeriveError
+from .exact import OverBudget, budget
 
 FORMATS = ("latex", "markdown", "html")
+TEMPLATE_SECONDS = 10.0  # the time one template may run (a sandboxed loop of 10^10 steps would run for hours)
 
 
 @dataclass
@@ -85,14 +87,19 @@ class Templates:
             if not (self.folder / name).is_file():
                 continue
             try:
-                module = self.env.get_template(name).make_module(
-                    dict(context, words=built_in.words, title=built_in.title, format=output))
+                with budget(TEMPLATE_SECONDS):
+                    module = self.env.get_template(name).make_module(
+                        dict(context, words=built_in.words, title=built_in.title, format=output))
+            except OverBudget:
+                raise DeriveError(f"the template runs for more than {TEMPLATE_SECONDS:g} s (a loop too long?)",
+                                  file=str(self.folder / name)) from None
             except jinja2.TemplateSyntaxError as exc:
                 raise DeriveError(f"line {exc.lineno}: {exc.message}", file=str(self.folder / name)) from None
             except jinja2.exceptions.SecurityError as exc:
                 raise DeriveError(f"the template reaches outside its variables ({exc}); templates run "
                                   "sandboxed", file=str(self.folder / name)) from None
-            except (jinja2.TemplateError, DeriveError) as exc:
+            except (jinja2.TemplateError, DeriveError, ArithmeticError, ValueError, TypeError, LookupError) as exc:
+                # (the sandbox's range() past 100,000 raises OverflowError; 1/0, int("x"), a[9] in a template)
                 raise DeriveError(f"the template fails: {exc}", file=str(self.folder / name)) from None
             title = getattr(module, "title", built_in.title)
             return Words(str(title), str(module).strip(), raw)

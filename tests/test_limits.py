@@ -92,9 +92,15 @@ def test_too_many_weights_are_refused_before_they_are_read(tmp_path, monkeypatch
         "weights = 1000000000  # (a benchmark: large on purpose)", "weights = 1000000")
     start = time.perf_counter()
     result, path = run_case(tmp_path, text, "--step", "tokens")
-    assert_clean_error(result, path, "blocks", "numbers in the case's matrices and vectors", "limit of 1000000",
+    # counted in the text before TOML reads it (29 MB: 7 s of parsing): E, P, W_U (3 x 4 x 512) and 4 x 512^2 +
+    # 2 x 512 x 2048 in the block, 3,151,872 weights, and a few ids and settings
+    assert_clean_error(result, path, "about 3,151,8", "numbers in the case's matrices and vectors", "limit of 1000000",
                        "[limits] table with weights = N")
     assert time.perf_counter() - start < 60  # (a bound on a hang, not a timing goal)
+    small = case_text(d_model=96, heads=4, d_mlp=384, tokens=4, vocab=4).replace(
+        "weights = 1000000000  # (a benchmark: large on purpose)", "weights = 50000")
+    result, path = run_case(tmp_path, small, "--step", "tokens")  # 1 MB: counted as it is read
+    assert_clean_error(result, path, "blocks", "numbers in the case's matrices and vectors so far", "limit of 50000")
 
 
 def test_a_prompt_past_the_tokens_limit_is_refused(tmp_path):
