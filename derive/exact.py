@@ -24,6 +24,8 @@ from .steps import Ref
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
 EXACT_PATH_SECONDS = 2.0  # the time the exact path may spend on one quantity (then: undecided)
+FORM_SECONDS = 0.5  # the time SymPy may take to build one closed form (then: the quantity's definition)
+SLOW_FORMS = 4  # after this many forms given up, every later quantity is shown by its definition
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
 
 
@@ -98,6 +100,7 @@ class ExactForms:
         self._forms: dict[int, dict] = {}
         self._rationals: dict[int, Fraction | None] = {}
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
+        self._slow_forms = 0  # forms given up past FORM_SECONDS; past SLOW_FORMS, no more are built
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
         """The exact SymPy form of a forward quantity: a Rational when the value is rational,
@@ -116,13 +119,18 @@ class ExactForms:
         else:
             parts = [self._form(p, limit, memo) for p in node.parents]
             form, size = sympy.Symbol(node.meta.label), limit + 1
-            if all(part_size <= limit for _, part_size in parts):
+            if all(part_size <= limit for _, part_size in parts) and self._slow_forms < SLOW_FORMS:
                 steep = self._steep(node_id)
-                with sympy.evaluate(not steep):
-                    built = node.op.sympy([f for f, _ in parts])
-                if steep:
-                    self._steep_forms.add(built)
-                built_size = _tree_size(built, limit)
+                try:
+                    with budget(FORM_SECONDS):  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
+                        with sympy.evaluate(not steep):
+                            built = node.op.sympy([f for f, _ in parts])
+                        built_size = _tree_size(built, limit)
+                    if steep:
+                        self._steep_forms.add(built)
+                except OverBudget:
+                    self._slow_forms += 1  # the quantity keeps its name (its definition is printed)
+                    built, built_size = form, size
                 if built_size <= limit:  # SymPy's own simplification often keeps it small
                     form, size = built, built_size
             result = (form, size)

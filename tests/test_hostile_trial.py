@@ -100,3 +100,20 @@ def test_a_number_toml_cannot_read_is_named_with_its_line(tmp_path, written, say
     case = write(tmp_path, "big.toml", CAT.replace(THE_ROW, f"[{written}, 0, -0.5, 1]"))
     result = CliRunner().invoke(app, ["run", case])
     assert result.exit_code == 2 and says in " ".join(result.output.split()), result.output
+
+
+def test_exact_forms_of_a_weight_of_1e1000_are_bounded(tmp_path):
+    """E[␣the][1] = 1e1000 (the largest number a case may write): SymPy tested 2,000-digit
+    integers for primality to build each sqrt (18 s with --exact); a form that takes more than
+    FORM_SECONDS is shown by its definition. The run ends with the right L: the row of ␣the
+    is [1e1000, 0, -0.5, 1], so LayerNorm gives u_5 = [1.732, -0.577, -0.577, -0.577] up to
+    1e-1000: the case of E = 1e300 to every printed digit (p(␣roof) = 0.00414, L = 5.48662 at
+    5 places in the trial's own mpmath forward pass at 80 digits)."""
+    import time
+    case = write(tmp_path, "e1000.toml", CAT.replace(THE_ROW, "[1e1000, 0, -0.5, 1]"))
+    start = time.perf_counter()
+    result = CliRunner().invoke(app, ["run", case, "--exact", "--places", "5", "--step", "loss"])
+    assert result.exit_code == 0, result.output
+    assert time.perf_counter() - start < 60  # (a bound on a hang, not a timing goal)
+    output = " ".join(result.output.split())
+    assert "p(\u2423roof) = 0.00414" in output and "rounds to 5.48662" in output
