@@ -10,6 +10,7 @@ drift of the student's chain from the exact values.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -19,6 +20,9 @@ from .graph import approx, is_exact
 from .printing import RichText, plain_text
 from .rounding import Format, short_decimal
 from .steps import Ref, Table, Vec, refs_of, step_refs, table_refs
+
+
+SCIENTIFIC = re.compile(r"[-\u2212]?\d\.?\d*e([-\u2212]?\d+)")  # 1.078e4342944819 (not "undecided")
 
 
 @dataclass
@@ -77,10 +81,10 @@ class Printer:
     def _is_scientific(self, ref: Ref) -> bool:
         """Whether a value asked for at fixed places was printed in scientific form (too
         large to write out: see :func:`derive.rounding.format_ball`)."""
-        return self.fmt.places is not None and "e" in self.text[ref]
+        return self.fmt.places is not None and SCIENTIFIC.fullmatch(self.text[ref]) is not None
 
     def _scientific(self, ref: Ref) -> RichText:
-        digits = int(self.text[ref].split("e")[1].replace(self.fmt.minus, "-")) + 1
+        digits = int(SCIENTIFIC.fullmatch(self.text[ref]).group(1).replace(self.fmt.minus, "-")) + 1
         return [self.derivation.meta(ref).name, f": too large to write out at {self.fmt.places} places "
                 f"({digits:,} digits before the point); printed to {self.fmt.places + 1} significant figures, "
                 "in scientific form."]

@@ -82,3 +82,17 @@ def test_logits_of_minus_a_million_at_thirty_figures(tmp_path):
     assert derivation.decimal(refs["z_a"], thirty) == "-1000000.00000000000000000000000"
     p_b = mpmath.exp(0) / (mpmath.exp(-10 ** 6) + 1 + mpmath.e)
     assert derivation.decimal(refs["z_b"], thirty) == fixed(-p_b / 10, 31)  # (30 figures after "0.0")
+
+
+def test_an_undecided_value_is_not_taken_for_scientific_form():
+    """'undecided at 10^-3' has an e in it: it is not a value in scientific form (the note of
+    a too-large value read its 'exponent' and ended as a bug in derive on random cases)."""
+    from derive.cells import Printer
+    derivation = derive(load_case("cat-climbed"))
+    printer = Printer(derivation, Format(places=3))
+    ref = next(iter(printer.text))
+    printer.text[ref] = "undecided at 10^-3"
+    assert not printer._is_scientific(ref)
+    printer.text[ref] = "1.078e4342944819"
+    assert printer._is_scientific(ref)
+    assert "(4,342,944,820 digits before the point)" in " ".join(map(str, printer._scientific(ref)))
