@@ -272,7 +272,6 @@ class ByHand:
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
         self._chain: dict[int, str] | None = None
-        self._screen = False  # (reading(noteworthy=True): decide from the values first)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -397,7 +396,6 @@ class ByHand:
         with ``noteworthy``, also None when it would not be worth a note (the reader's
         digits are the printed ones and no tie): decided from the values alone, before
         any formula is built (crane: 34,184 readings, a few hundred notes)."""
-        self._screen = noteworthy
         if ref in self.printed and not is_number(self.printed[ref]):
             return None
         if ref.phase == "updated":
@@ -409,7 +407,7 @@ class ByHand:
         self._prec = READER_PREC
         while True:  # the reader's precision doubles until every digit the note writes is certain
             try:
-                return self._forward_reading(ref)
+                return self._forward_reading(ref, noteworthy)
             except Undefined:
                 return None  # from the printed inputs the step is undefined (ln 0.000, a / 0)
             except NeedPrecision:
@@ -417,7 +415,7 @@ class ByHand:
                     return None  # no certified digits to write
                 self._prec *= 2
 
-    def _forward_reading(self, ref: Ref) -> Reading | None:
+    def _forward_reading(self, ref: Ref, noteworthy: bool) -> Reading | None:
         """:meth:`reading` of a forward quantity at the reader's precision ``self._prec``.
 
         Raises:
@@ -425,14 +423,11 @@ class ByHand:
             Undefined: the step is undefined from the printed inputs.
         """
         node = self.graph.nodes[ref.id]
-        if self._screen:
-            with ctx.workprec(self._prec):
-                value = node.op.eval([self._input_value(p) for p in node.parents])
-            if not self._worth_a_note(ref, value):
-                return None
+        with ctx.workprec(self._prec):  # (the value first: its formula costs far more)
+            value = node.op.eval([self._input_value(p) for p in node.parents])
+        if noteworthy and not self._rounded(ref, value)[3]:
+            return None
         parts = [self._input(p) for p in node.parents]
-        with ctx.workprec(self._prec):
-            value = node.op.eval([v for v, _ in parts])
         chain = [node.op.hand([e for _, e in parts])]
         if isinstance(node.op, Dot):
             n = len(parts) // 2
@@ -462,18 +457,19 @@ class ByHand:
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
                             formula, fmpq(value.numerator, value.denominator), "" if moved else still)
 
-    def _worth_a_note(self, ref: Ref, value: Value) -> bool:
-        """Whether the reader's value gives other digits than the printed ones, or sits on a
-        tie (see :attr:`Reading.noteworthy`).
+    def _rounded(self, ref: Ref, value: Value) -> tuple[str, str, bool, bool]:
+        """(the reader's value rounded, the printed value, whether the reader's is on a tie,
+        whether it is worth a note: other digits or a tie, see :attr:`Reading.noteworthy`).
 
         Raises:
             NeedPrecision: the reader's value does not decide its rounding at ``self._prec``."""
         reader = format_value(value, self.fmt)
         if reader is None:
             raise NeedPrecision
+        reader = reader.replace("-", self.fmt.minus)
         correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
         tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
-        return tie or reader.replace("-", self.fmt.minus) != correct
+        return reader, correct, tie, tie or reader != correct
 
     def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
                 remark: str = "") -> Reading | None:
@@ -482,16 +478,11 @@ class ByHand:
         Raises:
             NeedPrecision: the reader's value does not decide its rounding at ``self._prec``.
         """
-        reader = format_value(value, self.fmt)
-        if reader is None:
-            raise NeedPrecision
-        correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
+        reader, correct, tie, _ = self._rounded(ref, value)
         exact_digits = self._exact_digits(ref)
         if exact_digits is None or not is_number(correct):
             return None
-        tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
-        return Reading(ref, quantity, sources, formula, reader.replace("-", self.fmt.minus),
-                       correct, exact_digits, tie, value, remark)
+        return Reading(ref, quantity, sources, formula, reader, correct, exact_digits, tie, value, remark)
 
     def readings(self, refs) -> list[Reading]:
         """The readings of ``refs`` that are worth a note (a different digit or a tie)."""

@@ -10,7 +10,7 @@ higher precision or takes the exact path. A digit is never guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq, fmpz
@@ -229,9 +229,7 @@ def _format_ball(x: arb, fmt: Format, span: int) -> str | None:
         # Too large to write out at fixed places (e^(10^10) has 4,342,944,820 digits before
         # the point): scientific form, with one more significant figure than the places asked
         # (FLINT would abort the process turning such a ball into an integer).
-        return _format_ball(x, Format(places=None, sig=max(fmt.places or 0, (fmt.sig or 0) - 1) + 1,
-                                      mode=fmt.mode, signed_zero=fmt.signed_zero, minus=fmt.minus), span) \
-            if fmt.places is not None else _format_sig(x, fmt)
+        return _format_sig(x, replace(fmt, places=None, sig=fmt.places + 1) if fmt.places is not None else fmt)
     if x.is_exact():
         return format_fraction(_arb_to_fraction(x), fmt)
     if fmt.places is not None:
