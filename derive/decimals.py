@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from .evaluate import MAX_PREC, START_PREC, Evaluator, progress
 from .exact import ExactForms
-from .rounding import Format, format_fraction, format_value
+from flint import ctx
+
+from .rounding import Format, format_fraction, format_value, working_precision
 from .steps import Ref
 
 UNDECIDED = "undecided"
@@ -43,26 +45,34 @@ class Rounder:
         prec = max(START_PREC, _bits_for(fmt))
         while pending and prec <= MAX_PREC:
             ev_prec = self.evaluator.evaluation(prec).prec
-            still = []
-            for ref in pending:
-                text = format_value(self.evaluator.value(ref, ev_prec), fmt)
-                if text is None and prec == START_PREC and _on_boundary(self.evaluator.value(ref, ev_prec), fmt):
-                    # A ball that still touches a rounding boundary at START_PREC bits is
-                    # almost always a rational sitting on it (an e^s / e^s = 1 weight times
-                    # a rational value): try its exact form before re-evaluating the whole
-                    # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
-                    # A ball as wide as the last digit only lacks precision: no SymPy for it.
-                    text = self._exact_rational(ref, fmt)
-                if text is None:
-                    still.append(ref)
-                else:
-                    out[ref] = text
-                    meter.advance()
-            pending, prec = still, max(prec, ev_prec) * 2
+            with ctx.workprec(working_precision(ev_prec, fmt)):  # (set once here, not once per value)
+                pending = self._round(pending, ev_prec, fmt, prec, out, meter)
+            prec = max(prec, ev_prec) * 2
         for ref in pending:
             out[ref] = self._exact_path(ref, fmt)
             meter.advance()
         return out
+
+    def _round(self, pending: list[Ref], ev_prec: int, fmt: Format, prec: int, out: dict, meter) -> list[Ref]:
+        """One pass of :meth:`decimals` over ``pending`` at the evaluation of ``ev_prec``
+        bits (asked for as ``prec``): the text of each value the ball decides goes into
+        ``out``; returns the refs still undecided."""
+        still = []
+        for ref in pending:
+            text = format_value(self.evaluator.value(ref, ev_prec), fmt)
+            if text is None and prec == START_PREC and _on_boundary(self.evaluator.value(ref, ev_prec), fmt):
+                # A ball that still touches a rounding boundary at START_PREC bits is
+                # almost always a rational sitting on it (an e^s / e^s = 1 weight times
+                # a rational value): try its exact form before re-evaluating the whole
+                # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
+                # A ball as wide as the last digit only lacks precision: no SymPy for it.
+                text = self._exact_rational(ref, fmt)
+            if text is None:
+                still.append(ref)
+            else:
+                out[ref] = text
+                meter.advance()
+        return still
 
     def decimal(self, ref: Ref, fmt: Format) -> str:
         """Correctly rounded text of one quantity (see :meth:`decimals`)."""

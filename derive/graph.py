@@ -484,21 +484,24 @@ def _rat(q: fmpq) -> sympy.Rational:
 
 class _Label:
     """The ``label`` field of :class:`Meta`: the text given, or, for a weight entry made by
-    :meth:`Meta.weight`, the plain printing of its Name, made on first read (a wide model
-    has hundreds of thousands of weight entries, most of whose labels nothing prints; the
-    fields say which Name, so nothing more is stored). A data-class field whose default is
+    :meth:`Meta.weight` and a quantity made by :meth:`Meta.of`, the plain printing of its
+    Name, made on first read (a wide model has hundreds of thousands of entries, most of
+    whose labels nothing prints; a weight's fields say which Name, so nothing more is
+    stored; Meta.of keeps the Name it was given until then). A data-class field whose default is
     a descriptor reads and writes through it (dataclasses docs, "Descriptor-typed fields")."""
 
     WEIGHT = object()  # the label a Meta.weight gets until it is read
+    NAMED = object()  # the label a Meta.of gets until it is read: the plain printing of the Name given
 
     def __get__(self, meta, owner=None):
         if meta is None:
             return None  # the field's default (a scratch value's label is always given)
         label = meta.__dict__["_label"]
-        if label is _Label.WEIGHT:
+        if label is _Label.WEIGHT or label is _Label.NAMED:
             from .printing import text
 
-            name = Name(meta.param, param=True, position=meta.position, index=meta.index)
+            name = meta.__dict__.pop("_named") if label is _Label.NAMED else \
+                Name(meta.param, param=True, position=meta.position, index=meta.index)
             label = meta.__dict__["_label"] = text(name)
         return label
 
@@ -543,13 +546,13 @@ class Meta:
         Raises:
             TypeError: for a keyword that is not a field of Meta.
         """
-        from .printing import text
-
         f = name.fields
         fields = dict(block=f.block, head=f.head, position=f.position, norm=f.norm,
                       index=f.index.text if isinstance(f.index, Piece) else f.index,
                       param=f.symbol if f.param else None)
-        return cls(json_symbol(name), text(name), **{**fields, **context})
+        meta = cls(json_symbol(name), _Label.NAMED, **{**fields, **context})
+        meta.__dict__["_named"] = name  # the label is its printing, made on first read
+        return meta
 
     @classmethod
     def weight(cls, param: str, row: int, column: int, block: int | None = None) -> "Meta":

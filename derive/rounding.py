@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from flint import arb, ctx, fmpq, fmpz
 
@@ -133,7 +134,13 @@ def _pow10(e: int) -> fmpq | arb:
     as e^-1e300, where 10^-(4.3e299) has no exact form: FLINT refuses the power), a ball at
     the working precision, whose width only makes a comparison or a rounding undecided."""
     if abs(e) > EXACT_POW10:
-        return arb(10) ** fmpz(e)
+        return arb(10) ** fmpz(e)  # (at the working precision: never cached)
+    return _exact_pow10(e)
+
+
+@lru_cache(maxsize=256)
+def _exact_pow10(e: int) -> fmpq:
+    """10^e as an exact fmpq (kept: every value of a table is scaled by the same power)."""
     return fmpq(fmpz(10) ** e) if e >= 0 else fmpq(1, fmpz(10) ** (-e))
 
 
@@ -212,11 +219,23 @@ def format_ball(x: arb, fmt: Format) -> str | None:
         return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
     digits = fmt.places if fmt.places is not None else fmt.sig
     man, exp = x.mid().man_exp()
-    man_bits = int(man).bit_length()
+    man_bits = man.bit_length()
     span = int(exp) + man_bits if man else 0  # bits before the point (negative: zeros after it)
     need = abs(span) if abs(span) <= MAX_BITS else abs(span).bit_length()  # (huge: the sig path, relative)
-    with ctx.workprec(max(ctx.prec, man_bits + 64, need + int(3.33 * digits) + 64)):
+    prec = max(man_bits + 64, need + int(3.33 * digits) + 64)
+    if prec <= ctx.prec:  # (a caller rounding many values sets a precision that serves most: see working_precision)
         return _format_ball(x, fmt, span)
+    with ctx.workprec(prec):
+        return _format_ball(x, fmt, span)
+
+
+def working_precision(evaluated: int, fmt: Format) -> int:
+    """A working precision at which :func:`format_ball` rounds, under ``fmt``, a ball
+    evaluated at ``evaluated`` bits with 2^-64 <= |value| < 2^64 without raising the
+    precision for it (one precision set for a whole table instead of one per
+    value: half of the time of rounding a wide model's quantities)."""
+    digits = fmt.places if fmt.places is not None else fmt.sig
+    return max(evaluated, 64 + int(3.33 * digits)) + 64
 
 
 MAX_BITS = 1 << 16
