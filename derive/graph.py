@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, partial
 
 import sympy
 from flint import arb, fmpq
 
 from . import formula as F
-from .name import Name, Piece, json_symbol, name_of
+from .name import Name, Piece, json_symbol, json_symbol_of, name_of
 
 Value = fmpq | arb
 
@@ -500,7 +500,8 @@ class _Label:
         if label is _Label.WEIGHT or label is _Label.NAMED:
             from .printing import text
 
-            name = meta.__dict__.pop("_named") if label is _Label.NAMED else \
+            named = meta.__dict__.pop("_named", None)
+            name = (named() if isinstance(named, partial) else named) if label is _Label.NAMED else \
                 Name(meta.param, param=True, position=meta.position, index=meta.index)
             label = meta.__dict__["_label"] = text(name)
         return label
@@ -552,6 +553,19 @@ class Meta:
                       param=f.symbol if f.param else None)
         meta = cls(json_symbol(name), _Label.NAMED, **{**fields, **context})
         meta.__dict__["_named"] = name  # the label is its printing, made on first read
+        return meta
+
+    @classmethod
+    def entry(cls, symbol: str, row: int, column: int, primes: int = 0, written_head: int | None = None,
+              **context) -> "Meta":
+        """The metadata of entry (row, column) (1-based) of a named array: the same as
+        ``Meta.of(Name(symbol, primes=primes, position=row, index=column, head=written_head),
+        **context)``, without building the Name until the label is read (crane names
+        40,000 such entries; a SymPy symbol each, and its printing, was half of building its
+        graph)."""
+        fields = dict(block=None, head=written_head, position=row, norm=None, index=column, param=None)
+        meta = cls(json_symbol_of(symbol, primes), _Label.NAMED, **{**fields, **context})
+        meta.__dict__["_named"] = partial(Name, symbol, primes=primes, position=row, index=column, head=written_head)
         return meta
 
     @classmethod

@@ -198,11 +198,16 @@ def json_symbol(name: Name) -> str:
     """The graph's (and the JSON's) ``symbol`` of a quantity with this Name: the letter,
     ``u2``/``x2`` for a primed one, ``pe`` for PE, ``param`` for a weight."""
     f = name.fields
-    if f.param:
+    return json_symbol_of(f.symbol, f.primes, f.param)
+
+
+def json_symbol_of(symbol: str, primes: int = 0, param: bool = False) -> str:
+    """:func:`json_symbol` of a Name with these fields, without building it."""
+    if param:
         return "param"
-    if f.primes:
-        return f"{f.symbol}2"
-    return "pe" if f.symbol == "PE" else f.symbol
+    if primes:
+        return f"{symbol}2"
+    return "pe" if symbol == "PE" else symbol
 
 
 def grad_of(name: Name) -> Name:
@@ -215,5 +220,5 @@ def after_step(name: Name) -> Name:
     return name.but(after=True)
 
 
-__all__ = ["Name", "Piece", "Fields", "name_of", "json_symbol", "grad_of", "after_step", "SPACE", "NORM_MARKS", "NORMS", "PRIMED_LETTERS",
+__all__ = ["Name", "Piece", "Fields", "name_of", "json_symbol", "json_symbol_of", "grad_of", "after_step", "SPACE", "NORM_MARKS", "NORMS", "PRIMED_LETTERS",
            "PAIR_INDEXED", "PIECE_INDEXED", "COMPOUND"]

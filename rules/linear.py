@@ -9,7 +9,6 @@ from fractions import Fraction
 
 from derive.array import Array
 from derive.graph import Dot, Graph, Meta
-from derive.name import Name
 
 Ids = list[list[int]]
 
@@ -40,8 +39,7 @@ def entries(symbol: str, primes: int = 0, written_head: int | None = None, **con
     ``Name(symbol, primes, position t + 1, index c + 1)`` (:mod:`derive.name`), with the
     head written in the name when ``written_head`` is given (``o_5^(1)[2]``), and the
     ``context`` the name does not write (block; the head of a score)."""
-    return lambda t, c: Meta.of(Name(symbol, primes=primes, position=t + 1, index=c + 1, head=written_head),
-                                **context)
+    return lambda t, c: Meta.entry(symbol, t + 1, c + 1, primes, written_head, **context)
 
 
 def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None):
