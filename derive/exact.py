@@ -23,8 +23,8 @@ from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
-EXACT_PATH_SECONDS = 2.0  # the time the exact path may spend on one quantity (then: undecided)
-FORM_SECONDS = 0.5  # the time SymPy may take to build one closed form (then: the quantity's definition)
+EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantity (then: undecided)
+FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
 SLOW_FORMS = 4  # after this many forms given up, every later quantity is shown by its definition
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
 
@@ -55,33 +55,36 @@ class OverBudget(Exception):
 
 @contextmanager
 def budget(seconds: float):
-    """Raise :class:`OverBudget` in the block once ``seconds`` of wall time have passed
-    (SIGALRM; in the main thread only, elsewhere no limit). An alarm already set by the
-    caller (a test's own bound) is put back afterwards with its remaining time, and fires
-    at once if it fell due meanwhile. A single long C call (a huge integer product) is
-    interrupted only when it returns."""
+    """Raise :class:`OverBudget` in the block once it has used ``seconds`` of CPU time
+    (user + system: ITIMER_PROF and SIGPROF; in the main thread only, elsewhere no limit).
+    CPU time, not wall time, so that a busy machine (a test suite on both cores) reaches
+    the same verdicts as an idle one: under wall time a loaded run printed ``undecided``
+    where an idle one decided. A budget already running (an outer one) is put back
+    afterwards with what it has left, and fires at once if it fell due meanwhile; a
+    caller's SIGALRM (a test's wall-clock bound) is left alone. A single long C call (a
+    huge integer product) is interrupted only when it returns."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
 
     def over(signum, frame):
-        raise OverBudget(f"more than {seconds:g} s")
+        raise OverBudget(f"more than {seconds:g} s of CPU time")
 
-    start = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, over)
-    pending, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
-    if pending and pending < seconds:  # the caller's alarm is due first: keep it
-        signal.signal(signal.SIGALRM, previous)
-        signal.setitimer(signal.ITIMER_REAL, pending, interval)
+    start = time.process_time()
+    previous = signal.signal(signal.SIGPROF, over)
+    pending, interval = signal.setitimer(signal.ITIMER_PROF, seconds)
+    if pending and pending < seconds:  # the outer budget is due first: keep it
+        signal.signal(signal.SIGPROF, previous)
+        signal.setitimer(signal.ITIMER_PROF, pending, interval)
         yield
         return
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
         if pending:
-            signal.setitimer(signal.ITIMER_REAL, max(pending - (time.monotonic() - start), 1e-3), interval)
+            signal.setitimer(signal.ITIMER_PROF, max(pending - (time.process_time() - start), 1e-3), interval)
 
 
 class ExactForms:
