@@ -42,7 +42,7 @@ from . import mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
-from .errors import DeriveError
+from .errors import DeriveError, NotDerived
 from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
@@ -186,6 +186,9 @@ class Checker:
         for entry in entries:
             try:
                 verdicts.append(self.check_entry(entry, last))
+            except NotDerived as exc:  # dL/dW_Q where conventions.gradients leaves W_Q out
+                verdicts.append(Verdict(entry.line, entry.source, "not checked", f"not checked: {exc.detail}",
+                                        entry.name))
             except DeriveError as exc:
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", exc.detail +
                                         (f" (expected {exc.expected})" if exc.expected else ""), entry.name))
@@ -267,10 +270,11 @@ class Checker:
             try:
                 self._claims[key] = cell_claim(self.derivation, entry)
             except DeriveError as exc:
-                self._claims[key] = (exc.detail, exc.expected)  # (not the exception: its frames hold the case)
+                self._claims[key] = (type(exc), exc.detail, exc.expected)  # (not the exception: its frames hold the case)
         found = self._claims[key]
         if isinstance(found, tuple):
-            raise DeriveError(found[0], expected=found[1])
+            kind, detail, expected = found
+            raise kind(detail, expected=expected)
         return found
 
     def definition(self, entry: Entry, names: tuple[str, ...] = SETTINGS) -> Verdict | None:
@@ -751,7 +755,7 @@ class Checker:
         if places not in self._steps:
             graph = self.derivation.graph
             index: dict = {}
-            for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+            for leaf in per_derivation(self.derivation, "gradient leaves", self.derivation.gradient_leaves):
                 w = self.derivation.decimal(Ref("before", leaf), self.fmt(places[0])).replace("\u2212", "-")
                 d = self.derivation.decimal(Ref("grad", leaf), self.fmt(places[1])).replace("\u2212", "-")
                 if is_number(d) and printed_fraction(d) != 0:
@@ -781,7 +785,7 @@ class Checker:
         weight (graph leaf) of each line. A run that fits no row, or several, names none."""
         graph = self.derivation.graph
         rows: dict[tuple, list[int]] = {}
-        for leaf in per_derivation(self.derivation, "param leaves", graph.param_leaves):
+        for leaf in per_derivation(self.derivation, "gradient leaves", self.derivation.gradient_leaves):
             meta = graph.nodes[leaf].meta
             rows.setdefault((meta.param, meta.block, meta.position), []).append(leaf)
         out: dict[int, int] = {}

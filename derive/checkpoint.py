@@ -231,6 +231,7 @@ def _toml(folder: Path, architecture: str, config: dict, fields: tuple, pieces: 
     lines += ["", "[conventions]"]
     if target is not None:
         lines.append("# trained = [] derives the loss and its gradient but moves no weight; \"all\" moves every one")
+        lines.append("# gradients = [...] derives the derivatives of the weights named alone; [] the loss alone (fastest)")
     lines += [f"{k} = {_value(v)}" for k, v in conventions.items()]
     lines += ["", "[model]"] + [f"{k} = {_value(v)}" for k, v in model.items()]
     for block in blocks:

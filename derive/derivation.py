@@ -22,7 +22,7 @@ from . import registry
 from .case import Case
 from .decimals import UNDECIDED, Rounder
 from .errors import EvaluationError
-from .evaluate import MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused
+from .evaluate import MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
 from .graph import Div, Graph, Meta, to_fmpq
 from .rounding import Format
@@ -56,7 +56,8 @@ class Derivation:
     def __post_init__(self):
         conv = self.case.conventions
         self.evaluator = Evaluator(self.graph, self.loss, to_fmpq(conv.learning_rate), conv.trained,
-                                   file=self.case.path, explain=partial(_undefined, self.case, self.graph))
+                                   file=self.case.path, explain=partial(_undefined, self.case, self.graph),
+                                   gradients=conv.gradients)
         self.forms = ExactForms(self.graph, self.evaluator, conv.learning_rate)
         self.rounder = Rounder(self.evaluator, self.forms, file=self.case.path)
         for step in self.steps:  # a step displays itself in a notebook through its derivation
@@ -131,14 +132,22 @@ class Derivation:
         :meth:`quantities`)."""
         return [Ref("before", i) for i in self.graph.param_leaves() if self.graph.nodes[i].meta.symbol == "param"]
 
+    def gradient_leaves(self) -> list[int]:
+        """The ids of the weight entries whose dL/dtheta is derived: every one, or those of
+        the weights ``conventions.gradients`` names; none without a loss."""
+        if self.loss is None:
+            return []
+        return gradient_leaves(self.graph, self.case.conventions.gradients)
+
     def quantities(self) -> list[Ref]:
         """Every named scalar quantity in the order it is computed: the forward pass,
-        then dL/dtheta and theta after the step for every weight, then the forward pass
-        after the step."""
+        then dL/dtheta and theta after the step for every weight with a derivative
+        (:meth:`gradient_leaves`), then the forward pass after the step (none when no
+        weight has one: the loss alone)."""
         named = [i for i, n in enumerate(self.graph.nodes) if n.meta.symbol and n.meta.symbol != "param"]
         refs = [Ref("before", i) for i in named]
-        if self.loss is not None:
-            leaves = self.graph.param_leaves()
+        leaves = self.gradient_leaves()
+        if leaves:
             refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
             refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs

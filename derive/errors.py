@@ -40,3 +40,9 @@ class CaseError(DeriveError):
 class EvaluationError(DeriveError):
     """A case that loads but whose forward pass is undefined, e.g. the LayerNorm of a
     constant row with eps = 0 (a division by zero)."""
+
+
+class NotDerived(DeriveError):
+    """A quantity the case asks derive not to compute: the derivative of a weight that
+    ``conventions.gradients`` leaves out, its value after the step, or the pass after a
+    step that has no derivative to take. The checker says such a line is not checked."""

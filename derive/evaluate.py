@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from flint import ctx, fmpq
 
-from .errors import EvaluationError
+from .errors import EvaluationError, NotDerived
 from .graph import Graph, NeedPrecision, Undefined, Value, is_zero
 from .steps import Ref
 
@@ -84,15 +84,27 @@ def forward(graph: Graph, overrides: dict[int, Value] | None = None, kernels: bo
     return Pass(values)
 
 
-def backward(graph: Graph, values: list[Value], output: int, kernels: bool = True) -> dict[int, Value]:
-    """Reverse mode: ``dL/dtheta`` for every trainable leaf, where L is node ``output``.
+def gradient_leaves(graph: Graph, gradients: tuple[str, ...] | None = None) -> list[int]:
+    """The trainable leaves whose ``dL/dtheta`` is derived: those of the weights named in
+    ``gradients`` (``conventions.gradients``; None: every one), in the graph's order."""
+    leaves = graph.param_leaves()
+    return leaves if gradients is None else [i for i in leaves if graph.nodes[i].meta.param in gradients]
+
+
+def backward(graph: Graph, values: list[Value], output: int, kernels: bool = True,
+             gradients: tuple[str, ...] | None = None) -> dict[int, Value]:
+    """Reverse mode: ``dL/dtheta`` for every trainable leaf of the weights named in
+    ``gradients`` (None: all of them), where L is node ``output``.
 
     Adjoints that are exactly zero are never propagated, so a weight that L does not
     depend on gets an exact 0 (a token that is not in the sentence does not move). With
     ``kernels``, a recorded matrix product passes its adjoints back in one call when its
     last node is reached (its nodes are contiguous and none reads another, so every one
-    of their adjoints is complete then).
+    of their adjoints is complete then). A weight left out of ``gradients`` gets no
+    adjoint: a product whose every weight is left out skips ``dW = X^T G``.
     """
+    wanted = gradient_leaves(graph, gradients)
+    idle = set(graph.param_leaves()).difference(wanted) if gradients is not None else set()
     adjoint: dict[int, Value] = {output: fmpq(1)}
     last = {}
     if kernels:
@@ -110,7 +122,7 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
             skip_to = group.start
             grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
             if any(not is_zero(g) for row in grad for g in row):
-                for p, d in group.backward(values, grad):
+                for p, d in group.backward(values, grad, idle):
                     adjoint[p] = adjoint[p] + d if p in adjoint else d
             continue
         g = adjoint.pop(i, None) if node.op is not None else adjoint.get(i)
@@ -118,27 +130,30 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
             continue
         args = [values[p] for p in node.parents]
         for p, d in zip(node.parents, node.op.partials(args, values[i])):
-            if is_zero(d):
+            if is_zero(d) or (idle and p in idle):
                 continue
             contribution = g * d
             adjoint[p] = adjoint[p] + contribution if p in adjoint else contribution
-    return {leaf: adjoint.get(leaf, fmpq(0)) for leaf in graph.param_leaves()}
+    return {leaf: adjoint.get(leaf, fmpq(0)) for leaf in wanted}
 
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
-             trained: tuple[str, ...] | None = None, kernels: bool = True) -> Evaluation:
-    """Forward pass, gradients of the loss node ``loss``, one SGD step on the weights named
-    in ``trained`` (None: all of them) and the pass again, all at ``prec`` bits, with the
-    graph's matrix kernels or (``kernels`` False) node by node.
+             trained: tuple[str, ...] | None = None, kernels: bool = True,
+             gradients: tuple[str, ...] | None = None) -> Evaluation:
+    """Forward pass, gradients of the loss node ``loss`` for the weights named in
+    ``gradients`` (None: all of them; none of the graph's: the loss alone, no step and no
+    pass after), one
+    SGD step on those of them named in ``trained`` (None: all) and the pass again, all at
+    ``prec`` bits, with the graph's matrix kernels or (``kernels`` False) node by node.
 
     Raises:
         NeedPrecision, Undefined: as :func:`forward`.
     """
     with ctx.workprec(prec):
         before = forward(graph, kernels=kernels)
-        if loss is None:
+        if loss is None or not gradient_leaves(graph, gradients):
             return Evaluation(prec, before, {}, {}, None)
-        grads = backward(graph, before.values, loss, kernels)
+        grads = backward(graph, before.values, loss, kernels, gradients)
         updated = {}
         for leaf, g in grads.items():
             moves = not is_zero(g) and (trained is None or graph.nodes[leaf].meta.param in trained)
@@ -158,6 +173,8 @@ class Evaluator:
         explain: turns an :class:`Undefined` (node id in ``args[1]``) into the
             :class:`EvaluationError` the user sees, naming the field at fault; by default
             the error carries the Undefined's own message.
+        gradients: the parameter names whose dL/dtheta is derived (None: all of them;
+            an empty tuple: the loss alone), as for :func:`evaluate`.
 
     Attribute ``kernels`` (default True): evaluate recorded matrix products in one call;
     set it to False before the first evaluation for the scalar path (the same numbers).
@@ -165,11 +182,13 @@ class Evaluator:
 
     def __init__(self, graph: Graph, loss: int | None, learning_rate: fmpq,
                  trained: tuple[str, ...] | None = None, file: str | None = None,
-                 explain: Callable[[Undefined], EvaluationError] | None = None):
+                 explain: Callable[[Undefined], EvaluationError] | None = None,
+                 gradients: tuple[str, ...] | None = None):
         self.graph = graph
         self.loss = loss
         self.learning_rate = learning_rate
         self.trained = trained
+        self.gradients = gradients
         self.file = file
         self.explain = explain or (lambda exc: EvaluationError(str(exc.args[0]), file=file))
         self._evaluations: dict[int, Evaluation] = {}
@@ -196,7 +215,7 @@ class Evaluator:
             try:
                 with gc_paused():
                     self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
-                                                       self.trained, self.kernels)
+                                                       self.trained, self.kernels, self.gradients)
             except NeedPrecision:
                 if prec >= MAX_PREC:
                     raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",
@@ -208,13 +227,26 @@ class Evaluator:
         return self._evaluations[prec]
 
     def value(self, ref: Ref, prec: int = START_PREC) -> Value:
-        """The value (fmpq or arb) of one quantity at ``prec`` bits (see :meth:`evaluation`)."""
+        """The value (fmpq or arb) of one quantity at ``prec`` bits (see :meth:`evaluation`).
+
+        Raises:
+            NotDerived: for the derivative (or the value after the step) of a weight that
+                ``gradients`` leaves out, or the pass after a step that has none.
+        """
         ev = self.evaluation(prec)
         if ref.phase == "before":
             return ev.before.values[ref.id]
         if ref.phase == "after":
+            if ev.after is None and self.loss is not None:
+                raise NotDerived("conventions.gradients asks for no derivative: there is no SGD step and no pass "
+                                 "after it", file=self.file)
             return ev.after.values[ref.id]
-        return (ev.grads if ref.phase == "grad" else ev.updated)[ref.id]
+        values = ev.grads if ref.phase == "grad" else ev.updated
+        if ref.id not in values and self.loss is not None:
+            param = self.graph.nodes[ref.id].meta.param
+            raise NotDerived(f"conventions.gradients leaves out {param}: its derivative is not derived",
+                             file=self.file)
+        return values[ref.id]
 
 
 class Progress:
@@ -264,4 +296,4 @@ def gc_paused():
 
 
 __all__ = ["MAX_PREC", "START_PREC", "Evaluation", "Evaluator", "Pass", "NeedPrecision", "Progress", "Undefined",
-           "backward", "evaluate", "forward", "gc_paused", "progress", "reporting"]
+           "backward", "evaluate", "forward", "gc_paused", "gradient_leaves", "progress", "reporting"]

@@ -114,21 +114,30 @@ class MatMul:
         W = transpose([[ZERO if i is None else values[i] for i in col] for col in self.cols])
         return X, W
 
-    def backward(self, values: list[Value], grad: list[list[Value]]) -> list[tuple[int, Value]]:
+    def backward(self, values: list[Value], grad: list[list[Value]], idle: set[int] = frozenset()) \
+            -> list[tuple[int, Value]]:
         """The contributions ``(node id, d)`` of this product to the adjoints of its inputs,
         given the members' adjoints ``grad`` (T x m; exact 0 where none): ``dX = G W^T``,
         ``dW = X^T G``, ``db = 1^T G``. Exact zeros are left out (as the scalar path
-        skips a zero partial)."""
+        skips a zero partial), and so are the ids in ``idle`` (weights whose derivative is
+        not asked for): a factor or bias all of whose ids are idle is not computed."""
         X, W = self._factors(values)
         out = []
-        for row_ids, row in zip(self.rows, product(grad, transpose(W))):
-            out += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d)]
-        for col_ids, col in zip(self.cols, transpose(product(transpose(X), grad))):
-            out += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d)]
-        if self.bias is not None:
+        if not _all_idle(self.rows, idle):
+            for row_ids, row in zip(self.rows, product(grad, transpose(W))):
+                out += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d) and i not in idle]
+        if not _all_idle(self.cols, idle):
+            for col_ids, col in zip(self.cols, transpose(product(transpose(X), grad))):
+                out += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d) and i not in idle]
+        if self.bias is not None and not _all_idle([self.bias], idle):
             (sums,) = product([[fmpq(1)] * len(grad)], grad)
-            out += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d)]
+            out += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d) and i not in idle]
         return out
+
+
+def _all_idle(ids: list[list[int | None]], idle: set[int]) -> bool:
+    """Whether every (unmasked) id of a factor is in ``idle`` (then its adjoint is not computed)."""
+    return bool(idle) and all(i is None or i in idle for row in ids for i in row)
 
 
 def _is_zero(v: Value) -> bool:

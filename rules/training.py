@@ -28,26 +28,35 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     SGD step of every trained weight that L reaches, and p(target) of each row the loss
     reads and L after.
 
+    Only the weights ``conventions.gradients`` names get a derivative (all by default);
+    when it names none of the model's, there is no training step (the loss alone: []).
+
     Every sentence is generated from the case and the graph: which weights
     ``conventions.trained`` moves, how many rows of E have derivative exactly 0 (the rows
     of tokens outside the prompt, when W_U is not tied); the SGD tables hold every row of a
     trained weight that has a path to L (a row without one has derivative exactly 0)."""
     eta = case.conventions.learning_rate
+    derived = _derived(case)
     if case.logits is not None:
-        return list(_logit_steps(case, outputs)) + [after_step(case, outputs)]
+        return list(_logit_steps(case, outputs)) + [after_step(case, outputs)] if derived("z") else []
+    weights = {key: rows for key, rows in _weight_rows(graph).items() if derived(key[1])}
+    if not derived("E"):
+        E = []
+    if not E and not weights:  # conventions.gradients names none of the model's weights: the loss alone
+        return []
     reached = graph.ancestors(outputs["L"])
     tied = case.W_U is None and bool(E)  # every row of E is also a column of W_U: every row has a path to L
-    seen = list(dict.fromkeys(case.ids))
+    seen = list(dict.fromkeys(case.ids)) if E else []
     shown = seen + [i for i in range(len(E)) if i not in seen] if tied else seen
     E_i, dE_i = Name("E", param=True, position="i"), Name("E", param=True, position="i", grad=True)
     title = "Gradient of L for the rows of E" if tied else "Gradient of L for the rows of the prompt"
     grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in shown]
-    weights = _weight_rows(graph)
     tables = ([Table(["id", "token", dE_i], grad_rows, title=title)] if shown else []) + [
         Table(["row", Name(param, param=True, grad=True)], [[r, vec(ls, "grad")] for r, ls in rows.items()],
               title=f"dL/d{param}" + (f" (block {block})" if block else ""))
         for (block, param), rows in weights.items()]
-    gradient = Step("gradient", "The gradient of the loss", _gradient_words(case, E, seen, shown), tables)
+    present = list(dict.fromkeys((["E"] if E else []) + [param for _, param in weights]))
+    gradient = Step("gradient", "The gradient of the loss", _gradient_words(case, E, seen, shown, present), tables)
     trains = _trains(case)
     moving = [i for i in shown if trains("E") and any(leaf in reached for leaf in E[i])]
     updates = [Table(["id", "token", E_i, dE_i, F.Terms(E_i, F.Neg(F.Times(F.number(eta), dE_i)))],
@@ -60,7 +69,6 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
             updates.append(Table(["row", F.Terms(W, F.Neg(F.Times(F.number(eta), dW)))],
                                  [[r, vec(ls, "updated")] for r, ls in moved.items()],
                                  title=f"{param} after the step" + (f" (block {block})" if block else "")))
-    present = list(dict.fromkeys((["E"] if E else []) + [param for _, param in weights]))
     sgd = Step("sgd", "One SGD step", _sgd_words(case, present, "theta", "weight"), updates)
     return [gradient, sgd, after_step(case, outputs)]
 
@@ -76,16 +84,25 @@ def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
     return out
 
 
+def _derived(case: Case):
+    """Whether dL/dtheta of a weight of this name is derived (``conventions.gradients``)."""
+    gradients = case.conventions.gradients
+    return lambda name: gradients is None or name in gradients
+
+
 def _trains(case: Case):
     """Whether the SGD step moves a weight of this name (``conventions.trained``)."""
     trained = case.conventions.trained
     return lambda name: trained is None or name in trained
 
 
-def _gradient_words(case: Case, E, seen: list[int], shown: list[int]) -> str:
-    """The gradient step's words: with a tied W_U, why the rows outside the prompt have a
-    derivative (and whether they move); untied, how many rows of E have none."""
-    words = "Reverse mode from L back to every weight."
+def _gradient_words(case: Case, E, seen: list[int], shown: list[int], present: list[str]) -> str:
+    """The gradient step's words: which weights get a derivative (every one, or the
+    ``present`` ones ``conventions.gradients`` names); with a tied W_U, why the rows outside
+    the prompt have a derivative (and whether they move); untied, how many rows of E have none."""
+    words = "Reverse mode from L back to every weight." if case.conventions.gradients is None else \
+        (f"Reverse mode from L back to {listed(present)}, as conventions.gradients asks: the derivatives of the "
+         "other weights are not derived, and they do not move.")
     rest = len(E) - len(shown)
     if len(shown) > len(seen):
         words += (" W_U is tied to E^T, so every row of E is also a column of W_U: the rows of tokens that are "
@@ -105,8 +122,12 @@ def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
     rule = f"{theta} <- {theta} - eta dL/d{theta}"  # (eta: the table's title gives it; 1/10 dL/dtheta would read as a quotient)
     trains = _trains(case)
     moved = [name for name in present if trains(name)]
-    if moved == present:
+    if moved == present and case.conventions.gradients is None:
         return f"Every {what} moves against its derivative: {rule}."
+    if moved == present:
+        one = len(moved) == 1
+        return (f"{listed(moved)} {'moves' if one else 'move'} against {'its derivative' if one else 'their derivatives'}"
+                f": {rule}; every {what} without a derivative keeps its value.")
     if not moved:
         return (f"No {what} is trained here (conventions.trained names none of {', '.join(present)}): the step "
                 "moves nothing, and the pass after it is the pass before.")
@@ -167,6 +188,9 @@ TRAINING = register(Operation(
         Convention("learning_rate", Fraction(1, 10), "eta of the SGD step theta <- theta - eta dL/dtheta",
                    kind="number"),
         Convention("trained", None, '"all" or the weights the SGD step moves (the seed 000 trains only E)',
+                   kind="weights"),
+        Convention("gradients", None, '"all" or the weights whose dL/dtheta is derived (a large model: ["W_U"] '
+                   'for one layer\'s, [] for the loss alone, with no step); a weight left out does not move',
                    kind="weights"),
     ),
     forward=training_steps,
