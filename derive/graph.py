@@ -577,7 +577,7 @@ class Meta:
         return cls("param", _Label.WEIGHT, block=block, position=row, index=column, param=param)
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One quantity: ``op`` applied to ``parents`` (node ids), or a leaf when ``op`` is None
     (a weight, with ``meta.param`` set, or a constant)."""
