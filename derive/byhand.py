@@ -203,19 +203,29 @@ MAX_SUM_PLACES = 60  # a softmax sum note is written when its total has at most 
 def exact_text(q: Fraction, max_places: int = 12) -> str:
     """A rational as a terminating decimal when it has one of at most ``max_places``
     places (``0.4935``), else ``p/q``."""
-    places = _places_of(q)
+    return _ratio_text(q.numerator, q.denominator, max_places)
+
+
+def _ratio_text(numerator: int, denominator: int, max_places: int = 12) -> str:
+    """:func:`exact_text` of numerator/denominator (in lowest terms, denominator > 0),
+    without building a Fraction (a reader's value is a python-flint fmpq)."""
+    places = _places(denominator)
     if places is None or places > max_places:
-        return f"{q.numerator}/{q.denominator}"
-    digits = str(abs(q.numerator * 10 ** places // q.denominator)).rjust(places + 1, "0")
+        return f"{numerator}/{denominator}"
+    digits = str(abs(numerator) * 10 ** places // denominator).rjust(places + 1, "0")
     body = digits[:-places] + "." + digits[-places:] if places else digits
-    return ("-" if q < 0 else "") + body
+    return ("-" if numerator < 0 else "") + body
 
 
 def _places_of(q: Fraction) -> int | None:
     """The places a terminating decimal needs (the larger power of 2 or 5 in its
     denominator: 3/8 needs 3); None for any other rational. In O(log) divisions: a sum of
     probabilities of about 10^-434294 has a denominator of 1.4 million bits."""
-    den = q.denominator
+    return _places(q.denominator)
+
+
+def _places(den: int) -> int | None:
+    """:func:`_places_of` of a rational with the denominator ``den``."""
     twos = (den & -den).bit_length() - 1
     den >>= twos
     powers = [5]  # 5, 5^2, 5^4, ... while they divide den
@@ -231,13 +241,23 @@ def _places_of(q: Fraction) -> int | None:
 def is_tie(q: Fraction, fmt: Format) -> bool:
     """True when the exact rational ``q`` lies on a rounding boundary of a half mode
     (its digit after the last printed place is exactly 5, nothing after)."""
-    if fmt.mode not in ("half-away", "half-even") or q == 0:
+    return _is_tie(q.numerator, q.denominator, fmt)
+
+
+def _is_tie(numerator: int, denominator: int, fmt: Format) -> bool:
+    """:func:`is_tie` of numerator/denominator (denominator > 0), in integers: the
+    value scaled to the last printed place is k + 1/2 exactly when twice its remainder
+    modulo 1 is 1."""
+    if fmt.mode not in ("half-away", "half-even") or numerator == 0:
         return False
     places = fmt.places
     if places is None:
-        places = fmt.sig - 1 - decade_fraction(q)
-    scaled = q * Fraction(10) ** places
-    return (scaled - (scaled.numerator // scaled.denominator)) == Fraction(1, 2)
+        places = fmt.sig - 1 - decade_fraction(Fraction(numerator, denominator))
+    if places >= 0:
+        numerator *= 10 ** places
+    else:
+        denominator *= 10 ** -places
+    return 2 * (numerator % denominator) == denominator
 
 
 class ByHand:
@@ -271,23 +291,41 @@ class ByHand:
         self._givens: dict[int, tuple] = {}
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
+        self._inputs: dict[tuple[int, int], tuple[Value, sympy.Expr]] = {}  # (precision, node) -> _input
+        self._taken: dict[int, Value | None] = {}  # the value a reader takes from the page (None: computes it)
+        self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
-        """The value of :meth:`_input`, without its formula (which costs far more)."""
-        node = self.graph.nodes[node_id]
-        if node.op is None:
-            return self._given(node_id)[0]
-        shown = self._shown(node_id)
-        if shown is not None:
-            return fmpq(shown.numerator, shown.denominator)
-        return self._raw_value(node_id)
+        """The value of :meth:`_input`, without its formula (which costs far more). A
+        leaf's or a printed value is looked up once per node (crane's readings ask 485,000
+        times for about 20,000 nodes); the reader's own unrounded value, once per node and
+        precision (:meth:`_raw_value`)."""
+        try:
+            value = self._taken[node_id]
+        except KeyError:
+            node = self.graph.nodes[node_id]
+            if node.op is None:
+                value = self._given(node_id)[0]
+            else:
+                shown = self._shown(node_id)
+                value = None if shown is None else fmpq(shown.numerator, shown.denominator)
+            self._taken[node_id] = value
+        return self._raw_value(node_id) if value is None else value
 
     def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
         """What the reader uses for a parent, as (value, formula): the printed value when
         it is on the page, the exact weight for a leaf, else the reader's own unrounded
-        computation (written out when it is short)."""
+        computation (written out when it is short). Built once per node and precision
+        (a printed row enters every note of the next step's row)."""
+        key = (self._prec, node_id)
+        if key not in self._inputs:
+            self._inputs[key] = self._build_input(node_id)
+        return self._inputs[key]
+
+    def _build_input(self, node_id: int) -> tuple[Value, sympy.Expr]:
+        """:meth:`_input`, built."""
         node = self.graph.nodes[node_id]
         if node.op is None:
             return self._given(node_id)
@@ -350,7 +388,7 @@ class ByHand:
         """A reader's result as they write it: a terminating decimal exactly (``2.4905``),
         anything else (``11027/17735``, a ball) as its digits (``0.62176…``)."""
         if is_exact(v):
-            text = exact_text(Fraction(int(v.p), int(v.q)))
+            text = _ratio_text(int(v.p), int(v.q))
             if "/" not in text:
                 return text
         return self._digits(v)
@@ -399,7 +437,7 @@ class ByHand:
         if ref in self.printed and not is_number(self.printed[ref]):
             return None
         if ref.phase == "updated":
-            return self._sgd_reading(ref)
+            return self._sgd_reading(ref, noteworthy)
         if ref.phase != "before":
             return None
         if self.graph.nodes[ref.id].op is None:
@@ -439,7 +477,10 @@ class ByHand:
                    if self.graph.nodes[p].op is not None]
         return self._finish(ref, node.meta, sources, F.Chain(*chain), value)
 
-    def _sgd_reading(self, ref: Ref) -> Reading | None:
+    def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
+        """:meth:`reading` of a weight after the step: the printed weight minus the
+        learning rate times the printed gradient (with ``noteworthy``, None when the
+        reader's digits are the printed ones and no tie, before the formula is built)."""
         grad_text = self.printed.get(Ref("grad", ref.id))
         if not is_number(grad_text):
             return None
@@ -450,6 +491,8 @@ class ByHand:
         g = printed_fraction(grad_text)
         moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
         value = before - eta * g if moved else before
+        if noteworthy and not self._rounded(ref, fmpq(value.numerator, value.denominator))[3]:
+            return None
         step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
         formula = F.Chain(step, F.number(value)) if moved else F.number(before)
         trained = self.derivation.case.conventions.trained
@@ -468,7 +511,7 @@ class ByHand:
             raise NeedPrecision
         reader = reader.replace("-", self.fmt.minus)
         correct = self.printed.get(ref) or self.derivation.decimal(ref, self.fmt)
-        tie = is_exact(value) and is_tie(Fraction(int(value.p), int(value.q)), self.fmt)
+        tie = is_exact(value) and _is_tie(int(value.p), int(value.q), self.fmt)
         return reader, correct, tie, tie or reader != correct
 
     def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
@@ -528,13 +571,15 @@ class ByHand:
         """The number of entries of each softmax row in the graph, by (symbol, block, head,
         position): the keys of an attention row (masked ones included, whether the case
         starts from a prompt, from X or from Q, K, V), the pieces of a p row."""
-        sizes: dict[tuple, int] = {}
-        for node in self.graph.nodes:
-            m = node.meta
-            if m.symbol in ("a", "p"):
-                key = (m.symbol, m.block, m.head, m.position)
-                sizes[key] = sizes.get(key, 0) + 1
-        return sizes
+        if self._sizes is None:  # once per page: the graph has a node per scalar (crane: 47 tables)
+            sizes: dict[tuple, int] = {}
+            for node in self.graph.nodes:
+                m = node.meta
+                if m.symbol in ("a", "p"):
+                    key = (m.symbol, m.block, m.head, m.position)
+                    sizes[key] = sizes.get(key, 0) + 1
+            self._sizes = sizes
+        return self._sizes
 
     # ------------------------------------------------------------------ carry printed
     def chain(self) -> dict[int, str]:
