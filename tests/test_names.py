@@ -317,3 +317,21 @@ def test_names_work_in_sympy_arithmetic():
     assert str(u) == "(h_5[2] - mu'_5)/sigma'_5"
     assert sympy.latex(u) == r"\frac{h_{5}[2] - \mu'_{5}}{\sigma'_{5}}"
     assert sorted([sigma, h, mu], key=sympy.default_sort_key) == sorted([mu, sigma, h], key=sympy.default_sort_key)
+
+
+def test_each_notation_keeps_its_own_print_methods_whatever_printed_before():
+    """The printers remember the print method SymPy's dispatch finds for a class, per
+    printer class (printing._DISPATCH): a square root, a fraction and a quotient printed
+    in one notation and then another each keep their own notation, in either order."""
+    root = fm.Over(fm.Dec("3.395"), fm.sqrt(2))
+    third = fm.Times(sympy.Rational(1, 3), Name("h", position=5))
+    expected = {"text": ("3.395 / sqrt(2)", "(1/3)\u00b7h_5"),
+                "unicode": ("3.395 / \u221a2", "(1/3)\u00b7h_5"),
+                "latex": (r"3.395 / \sqrt{2}", r"\frac{1}{3} \cdot h_{5}"),
+                "display": (r"\frac{3.395}{\sqrt{2}}", r"\frac{1}{3} \cdot h_{5}")}
+    printers = {"text": text, "unicode": unicode, "latex": latex, "display": lambda e: latex(e, display=True)}
+    for order in (list(printers), list(reversed(printers))):
+        for notation in order:
+            assert (printers[notation](root), printers[notation](third)) == expected[notation], notation
+    gelu = fm.GeluTanh(fm.Dec("0.5"))  # a function class: SymPy's own dispatch
+    assert (text(gelu), latex(gelu)) == ("GELU_tanh(0.5)", r"\mathrm{GELU}_{\tanh}(0.5)")
