@@ -53,3 +53,57 @@ def test_a_pipe_gets_the_width_its_tables_need():
 @pytest.mark.slow
 def test_crane_is_printed_whole_at_80():
     assert table_numbers(cli("run", "crane", "--width", "80")) == table_numbers(cli("run", "crane", "--width", "100000"))
+
+
+def _page(renderable, width: int, color: bool) -> str:
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO(), color_system="truecolor" if color else None,
+                      force_terminal=color)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
+def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
+    """A paragraph (render_rich.Line) or a table column (WholeTable) whose text fits the
+    page is handed to Rich unwrapped: the page is the same, byte for byte and style for
+    style, as with rich.text.Text paragraphs and Rich columns that wrap, at widths where
+    cells fold, wrap and fit, and for text with wide characters and tabs."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from derive import render_rich
+    from derive.cells import Printer
+    from derive.render_rich import WholeTable, render_steps
+    from derive.rounding import Format
+    from documents import derivation_of
+
+    class Wrapping(Table):  # Rich's table as it was: every column wraps its cells
+        def add_column(self, *args, no_wrap=False, **options):
+            super().add_column(*args, **options)
+
+    derivation = derivation_of(case)
+    texts = [("\u6f22\u5b57 " * 30, "italic"), ("a\tb " * 20, ""), ("\nStep 1. x\ny " * 3, "bold"), ("word " * 50, "")]
+
+    def pages():
+        paragraphs = [render_rich.Line(text, style=style) for text, style in texts]
+        tables = [WholeTable("wide", ["id", "\u6f22\u5b57"], [["1", "\u6f22\u5b57" * 9], ["2", "x y"]]),
+                  WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]])]
+        return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
+                Group(*paragraphs, *tables)]
+
+    fast = pages()
+    monkeypatch.setattr(render_rich, "Line", lambda text, style="": Text(text, style=style))
+    monkeypatch.setattr(render_rich, "RichTable", Wrapping)
+    wrapped = pages()
+    for width in (40, 60, 120, 300):
+        for color in (False, True):
+            for ours, rich in zip(fast, wrapped):
+                with monkeypatch.context() as patched:
+                    patched.setattr(render_rich, "RichTable", Table)
+                    ours = _page(ours, width, color)
+                assert ours == _page(rich, width, color), (case, width, color)
