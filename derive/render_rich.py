@@ -163,7 +163,16 @@ def natural_width(renderable) -> int:
 def _fits(text: str, width: int) -> bool:
     """Whether ``text`` is one line of at most ``width`` characters and terminal cells
     (Rich would not wrap it)."""
-    return len(text) <= width and "\n" not in text and "\t" not in text and cell_len(text) <= width
+    return len(text) <= width and "\n" not in text and "\t" not in text and _cells(text) <= width
+
+
+def _cells(text: str) -> int:
+    """:func:`rich.cells.cell_len` of ``text``: its length when each of its distinct
+    characters is one cell wide by Rich's own measure (a note of 2,000 characters has a
+    few dozen distinct ones), else Rich's count."""
+    if all(cell_len(c) == 1 for c in set(text)):
+        return len(text)
+    return cell_len(text)
 
 
 def _longest_word(text: str) -> int:

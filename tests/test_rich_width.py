@@ -71,7 +71,8 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     """A paragraph (render_rich.Line) or a table column (WholeTable) whose text fits the
     page is handed to Rich unwrapped: the page is the same, byte for byte and style for
     style, as with rich.text.Text paragraphs and Rich columns that wrap, at widths where
-    cells fold, wrap and fit, and for text with wide characters and tabs."""
+    cells fold, wrap and fit, and for text with wide, combining and zero-width characters
+    and tabs."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -87,7 +88,8 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
             super().add_column(*args, **options)
 
     derivation = derivation_of(case)
-    texts = [("\u6f22\u5b57 " * 30, "italic"), ("a\tb " * 20, ""), ("\nStep 1. x\ny " * 3, "bold"), ("word " * 50, "")]
+    texts = [("\u6f22\u5b57 " * 30, "italic"), ("a\tb " * 20, ""), ("\nStep 1. x\ny " * 3, "bold"), ("word " * 50, ""),
+             ("e\u0301 " * 40, ""), ("a\u200db " * 40, "dim")]  # combining and zero-width characters
 
     def pages():
         paragraphs = [render_rich.Line(text, style=style) for text, style in texts]
