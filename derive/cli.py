@@ -55,6 +55,12 @@ class GracefulGroup(TyperGroup):
 
     def invoke(self, ctx: typer.Context):
         try:
+            return self._invoke(ctx)
+        finally:
+            gc.unfreeze()  # what derived() set aside goes back to the collector (a test runs many commands)
+
+    def _invoke(self, ctx: typer.Context):
+        try:
             return super().invoke(ctx)
         except (TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits: typer's own
             raise
@@ -687,23 +693,17 @@ def params_command(
     console.print("\n".join(notes), highlight=False)
 
 
-_own_process = False  # True when main() runs: the process is this one command's (not a test's or a notebook's)
-
-
 def derived(case: str):
-    """The derivation of CASE (a bundled name or a path) for one command: :func:`load_case`
-    and :func:`derive`. When the process is the command's own (:func:`main`), the graph
-    lives as long as the process, and its objects (about ten per quantity) are moved out
-    of the cyclic garbage collector's sight (``gc.freeze``), so that the collections the
-    page's own objects set off no longer walk them all: 2.5 s of ``derive run crane``'s 10
-    went to such walks. A process that goes on deriving (a notebook, the tests calling the
-    app) keeps what it drops collectable.
+    """The derivation of CASE (a bundled name or a path) for one command, set aside from
+    the garbage collector's full passes (``gc.freeze``) until the command ends (the group's
+    invoke gives it back, however the command ends): its objects (a node, a value and a text
+    per scalar) live that long, and each full pass rescanned them all (``derive run crane``:
+    2.5 s of its 10 went to such passes).
 
     Raises:
-        DeriveError: the case cannot be read or derived (as load_case and derive)."""
+        DeriveError: bad input (see :func:`derive.case.load_case`, :func:`derive.derivation.derive`)."""
     derivation = derive(load_case(case))
-    if _own_process:
-        gc.freeze()
+    gc.freeze()
     return derivation
 
 
@@ -716,7 +716,5 @@ def main() -> None:
     the young generation is collected every GC_THRESHOLD allocations instead of every 700
     (the cyclic collector's share of ``derive check crane`` on its 3 MB page fell from 12 s
     to 5 s, its peak memory unchanged; see :func:`derived` for the other half)."""
-    global _own_process
-    _own_process = True
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     app()

@@ -132,3 +132,19 @@ def test_in_a_process_of_its_own(debug, tmp_path):
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert "KeyError: 'no such node'" in done.stderr and "derive run cat-climbed --exact" in done.stderr
         assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args", [("run", "cat-climbed"), ("latex", "cat-climbed"), ("markdown", "cat-climbed"),
+                                  ("latex", "cat-climbed", "--output", "/nonexistent-folder/x.tex")])
+def test_a_command_gives_back_what_it_set_aside_from_the_garbage_collector(monkeypatch, args):
+    """A command sets its derivation aside from the collector's full passes (cli.derived:
+    gc.freeze) and gives it back when it ends, however it ends (here the last fails to
+    write its file): a process that runs many commands (the tests) keeps collecting them."""
+    import gc
+
+    during = []
+    real = derive.cli.select_steps  # called once the case is derived
+    monkeypatch.setattr(derive.cli, "select_steps", lambda *a: (during.append(gc.get_freeze_count()), real(*a))[1])
+    invoke(*args)
+    assert during and during[0] > 0  # set aside while the page is made
+    assert gc.get_freeze_count() == 0  # and given back
