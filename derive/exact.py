@@ -3,8 +3,10 @@
 A quantity whose value is rational is that Rational. Any other forward quantity is its
 operation applied to its parents' forms (``sqrt(3)/2``, ``exp(2/5)/(1 + exp(2/5))``) while
 the tree stays small; past that it is its *definition*, the operation applied to its
-parents' names (``-log(p(␣roof))``). The rounding's exact path asks whether a larger form
-(up to EXACT_PATH_SIZE operations) simplifies to a rational (DESIGN.md, "Correct rounding").
+parents' names (``-log(p(␣roof))``), which the text of :meth:`ExactForms.exact_text`
+prints straight from the graph in the reader's order (:mod:`derive.plain`, no SymPy).
+The rounding's exact path asks whether a larger form (up to EXACT_PATH_SIZE operations)
+simplifies to a rational (DESIGN.md, "Correct rounding").
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from fractions import Fraction
+from typing import NamedTuple
 
 import sympy
 
+from . import plain
 from .evaluate import Evaluator
 from .graph import Exp, GeluErf, GeluTanh, Graph, Silu, approx, is_exact
 from .steps import Ref
@@ -104,6 +109,7 @@ class ExactForms:
         self._rationals: dict[int, Fraction | None] = {}
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
         self._slow_forms = 0  # forms given up past FORM_SECONDS; past SLOW_FORMS, no more are built
+        self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
         """The exact SymPy form of a forward quantity: a Rational when the value is rational,
@@ -168,19 +174,39 @@ class ExactForms:
         return exponent_size(node.op, size) > EXACT_PATH_EXPONENT
 
     def definition(self, node_id: int) -> sympy.Expr:
-        """The quantity's operation applied to its parents, named by their labels."""
+        """The quantity's operation applied to its parents, named by their labels (a
+        constant parent by its value, a scratch parent by its own definition), as a SymPy
+        expression (SymPy orders its terms: the LaTeX pages print it)."""
+        return self._defined(node_id, SYMPY)
+
+    def definition_text(self, node_id: int) -> str:
+        """The definition (see :meth:`definition`) as text in SymPy's string syntax, printed
+        straight from the graph in the reader's order with no SymPy (:mod:`derive.plain`):
+        ``x_1[1]*(W_Q)_{1,1} + x_1[2]*(W_Q)_{2,1}``, ``sqrt(1/4*((h_1[1] - mu_1)**2 + ...)
+        + 1/100000)``."""
+        return str(self._defined(node_id, PLAIN))
+
+    def _defined(self, node_id: int, way: "Way"):
         node = self.graph.nodes[node_id]
         if node.op is None:
-            return sympy.Rational(int(node.leaf.p), int(node.leaf.q))
-        return node.op.sympy([self._named(p) for p in node.parents])
+            return way.number(node.leaf)
+        return way.apply(node.op, [self._named(p, way) for p in node.parents])
 
-    def _named(self, node_id: int) -> sympy.Expr:
-        node = self.graph.nodes[node_id]
-        if node.op is None and not node.meta.param:
-            return sympy.Rational(int(node.leaf.p), int(node.leaf.q))
-        if node.meta.symbol is None and node.op is not None:
-            return self.definition(node_id)
-        return sympy.Symbol(node.meta.label)
+    def _named(self, node_id: int, way: "Way"):
+        """A parent as a definition writes it (each parent once per way: a weight or a
+        scratch sum is read by many definitions)."""
+        memo = self._names.setdefault(way, {})
+        known = memo.get(node_id)
+        if known is None:
+            node = self.graph.nodes[node_id]
+            if node.op is None and not node.meta.param:
+                known = way.number(node.leaf)
+            elif node.meta.symbol is None and node.op is not None:
+                known = self._defined(node_id, way)
+            else:
+                known = way.name(node.meta.label)
+            memo[node_id] = known
+        return known
 
     def fraction_text(self, ref: Ref) -> str | None:
         """The value as a fraction (``-3/8``, ``0``) when it is rational, else None: the
@@ -191,12 +217,15 @@ class ExactForms:
         return str(int(v.p)) if v.q == 1 else f"{int(v.p)}/{int(v.q)}"
 
     def exact_text(self, ref: Ref) -> str:
-        """The exact form as text: the fraction, a compact closed form, or the definition.
-        A forward quantity the exact path has already found rational (see
-        :meth:`rational`) is that fraction."""
-        v = self.evaluator.value(ref)
-        if is_exact(v):
-            return str(sympy.Rational(int(v.p), int(v.q)))
+        """The exact form as text in SymPy's string syntax: the fraction, a compact closed
+        form (printed by ``sympy.sstr``), or the definition (:meth:`definition_text`, in
+        the reader's order); ``dL/dW`` for a gradient, ``W - eta*dL/dW`` for a weight after
+        the step, and a definition followed by ``(with the updated weights)`` for a
+        quantity after the step. A forward quantity the exact path has already found
+        rational (see :meth:`rational`) is that fraction."""
+        fraction = self.fraction_text(ref)
+        if fraction is not None:
+            return fraction
         label = self.graph.nodes[ref.id].meta.label
         if ref.phase == "grad":
             return f"dL/d{label}"
@@ -204,14 +233,26 @@ class ExactForms:
             # (a leaf of the pass after the step, such as a given logit, is the weight after the step)
             return f"{label} - {self.learning_rate}*dL/d{label}"
         if ref.phase == "after":
-            return f"{sympy.sstr(self.definition(ref.id))} (with the updated weights)"
+            return f"{self.definition_text(ref.id)} (with the updated weights)"
         rational = self._rationals.get(ref.id)
         if isinstance(rational, Fraction):
             return str(rational)
         form = self.closed_form(ref.id)
-        if isinstance(form, sympy.Symbol):
-            form = self.definition(ref.id)
-        return sympy.sstr(form)
+        return self.definition_text(ref.id) if isinstance(form, sympy.Symbol) else sympy.sstr(form)
+
+
+class Way(NamedTuple):
+    """How :meth:`ExactForms._defined` writes a definition: a constant leaf's value
+    (``number``, from an fmpq), a named parent (``name``, from its label) and an operation
+    applied to its parents (``apply(op, args)``)."""
+
+    number: Callable
+    name: Callable
+    apply: Callable
+
+
+SYMPY = Way(lambda q: sympy.Rational(int(q.p), int(q.q)), sympy.Symbol, lambda op, args: op.sympy(args))
+PLAIN = Way(plain.number, plain.atom, lambda op, args: op.plain(args))
 
 
 def _tree_size(expr: sympy.Expr, limit: int) -> int:

@@ -10,7 +10,13 @@ sum_exp_s / sum_exp_z), ``label`` (the
 chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index`` (1-based
 column, or the token piece for z, exp_z, p), ``norm`` (ln1, ln2, final for mu and sigma),
 ``param`` and ``token`` (for given, grad and updated: E, P, W_Q, ... and the E row's
-piece), ``after_step`` (true for the forward pass after the SGD step), ``exact`` (text),
+piece), ``after_step`` (true for the forward pass after the SGD step), ``exact`` (text in
+SymPy's string syntax, :meth:`~derive.exact.ExactForms.exact_text`: the fraction of a
+rational value, a small closed form built by SymPy (``sqrt(750010)/1000``), else the
+quantity's definition printed from the graph in the reader's order (its inputs' labels,
+``x_1[1]*(W_Q)_{1,1} + x_1[2]*(W_Q)_{2,1}``, :mod:`derive.plain`); ``dL/dW`` for a
+gradient, ``W - eta*dL/dW`` for a weight after the step, a definition followed by
+``(with the updated weights)`` after the step),
 ``decimal`` (correctly rounded under the run's format, as the tables print every number
 but the given weights that fit the places, which they print as they are: ``-0.5`` for a
 decimal ``-0.500``) and ``value`` (30 significant digits, correctly rounded from a

@@ -4,8 +4,9 @@ A :class:`Node` holds its operation, its parents and its metadata (the chapter's
 it); a :class:`Graph` is the list of nodes in creation order, which is a topological order.
 Values are exact :class:`flint.fmpq` wherever the value is rational and certified
 :class:`flint.arb` balls elsewhere (DESIGN.md, "Rational where possible / Certified where
-not"). Each operation also says how it passes a gradient back (its partial derivatives)
-and how it is written as a SymPy expression, in the spirit of micrograd's ``engine.py``.
+not"). Each operation also says how it passes a gradient back (its partial derivatives),
+how it is written as a SymPy expression, and how its definition is printed as plain text
+(:mod:`derive.plain`), in the spirit of micrograd's ``engine.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sympy
 from flint import arb, fmpq
 
 from . import formula as F
+from . import plain as P
 from .name import Name, Piece, json_symbol, json_symbol_of, name_of
 
 Value = fmpq | arb
@@ -88,6 +90,11 @@ class Op:
         substituted), in the reader's order."""
         raise NotImplementedError
 
+    def plain(self, args: list[P.Text]) -> P.Text:
+        """The operation applied to its parents' texts (:mod:`derive.plain`): its
+        definition in SymPy's string syntax, in the reader's order (``1/10*x + y``)."""
+        raise NotImplementedError
+
 
 class Lin(Op):
     """``out = const + sum_k c_k p_k`` with exact rational c_k: sums, means, residuals,
@@ -119,6 +126,9 @@ class Lin(Op):
             items.append(F.number(Fraction(int(self.const.p), int(self.const.q))))
         return F.terms(*items)
 
+    def plain(self, args):
+        return P.add(*[P.times(P.number(c), a) for c, a in zip(self.coeffs, args) if c != 0], P.number(self.const))
+
 
 class Dot(Op):
     """``out = sum_k a_k b_k`` over parents ``a_1..a_n, b_1..b_n``: matrix products with
@@ -144,6 +154,10 @@ class Dot(Op):
         n = len(args) // 2
         return F.terms(*[F.Times(a, b) for a, b in zip(args[:n], args[n:])])
 
+    def plain(self, args):
+        n = len(args) // 2
+        return P.add(*[P.times(a, b) for a, b in zip(args[:n], args[n:])])
+
 
 class Mul(Op):
     """``out = a b``."""
@@ -160,6 +174,9 @@ class Mul(Op):
 
     def hand(self, args):
         return F.Times(*args)
+
+    def plain(self, args):
+        return P.times(*args)
 
 
 class Div(Op):
@@ -185,6 +202,9 @@ class Div(Op):
     def hand(self, args):
         return F.Over(*args)
 
+    def plain(self, args):
+        return P.over(*args)
+
 
 class Sqrt(Op):
     """``out = sqrt(a)``, exact when a is the square of a rational (sigma = sqrt(var + eps))."""
@@ -209,6 +229,9 @@ class Sqrt(Op):
 
     def hand(self, args):
         return F.sqrt(args[0])
+
+    def plain(self, args):
+        return P.call("sqrt", args[0])
 
 
 class _Unary(Op):
@@ -243,6 +266,9 @@ class Exp(_Unary):
     def hand(self, args):
         return F.exp(args[0])
 
+    def plain(self, args):
+        return P.call("exp", args[0])
+
 
 class Log(Op):
     """``out = ln a`` in nats (the loss)."""
@@ -263,6 +289,9 @@ class Log(Op):
 
     def hand(self, args):
         return F.ln(args[0])
+
+    def plain(self, args):
+        return P.call("log", args[0])
 
 
 class GeluTanh(_Unary):
@@ -289,6 +318,12 @@ class GeluTanh(_Unary):
     def hand(self, args):
         return F.GeluTanh(args[0])
 
+    def plain(self, args):
+        x = args[0]  # 1/2*x*(1 + tanh(sqrt(2/pi)*(x + 44715/1000000*x**3)))
+        cubic = P.add(x, P.times(P.number(GELU_C), P.power(x, P.number(3))))
+        inner = P.times(P.call("sqrt", P.over(P.number(2), P.atom("pi"))), cubic)
+        return P.times(P.number(Fraction(1, 2)), x, P.add(P.ONE, P.call("tanh", inner)))
+
 
 class GeluErf(_Unary):
     """The exact GELU: ``0.5 x (1 + erf(x / sqrt 2))`` (Hendrycks and Gimpel 2016, eq. 1)."""
@@ -309,6 +344,10 @@ class GeluErf(_Unary):
     def hand(self, args):
         return F.GeluErf(args[0])
 
+    def plain(self, args):
+        x = args[0]  # 1/2*x*(1 + erf(x/sqrt(2)))
+        return P.times(P.number(Fraction(1, 2)), x, P.add(P.ONE, P.call("erf", P.over(x, P.call("sqrt", P.number(2))))))
+
 
 class Silu(_Unary):
     """SiLU (swish): ``x sigma(x) = x / (1 + e^-x)`` (Elfwing et al. 2018, eq. 1; Ramachandran
@@ -328,6 +367,9 @@ class Silu(_Unary):
 
     def hand(self, args):
         return F.Over(args[0], F.Terms(F.number(1), F.exp(F.Neg(args[0]))))
+
+    def plain(self, args):
+        return P.over(args[0], P.add(P.ONE, P.call("exp", P.neg(args[0]))))
 
 
 class Relu(Op):
@@ -354,6 +396,9 @@ class Relu(Op):
     def hand(self, args):
         return F.relu(args[0])
 
+    def plain(self, args):
+        return P.call("Max", P.ZERO, args[0])
+
 
 class Sin(_Unary):
     """``out = sin(a)`` (sinusoidal positions, Vaswani et al. 2017, section 3.5)."""
@@ -369,6 +414,9 @@ class Sin(_Unary):
 
     def hand(self, args):
         return sympy.sin(args[0], evaluate=False)
+
+    def plain(self, args):
+        return P.call("sin", args[0])
 
 
 class Cos(_Unary):
@@ -387,6 +435,9 @@ class Cos(_Unary):
 
     def hand(self, args):
         return sympy.cos(args[0], evaluate=False)
+
+    def plain(self, args):
+        return P.call("cos", args[0])
 
 
 class Power(Op):
@@ -415,6 +466,9 @@ class Power(Op):
     def hand(self, args):
         return F.power(args[0], _rat(self.exponent))
 
+    def plain(self, args):
+        return P.power(args[0], P.number(self.exponent))
+
 
 def _rational_root(q: fmpq, n: int) -> fmpq | None:
     """The exact n-th root of a positive rational, or None when it is irrational."""
@@ -442,6 +496,9 @@ class Greedy(Op):
 
     def hand(self, args):
         return F.Iverson(self.index, *args)
+
+    def plain(self, args):
+        return P.Text(f"[argmax({', '.join(map(str, args))}) = {self.index}]", P.ATOM)  # as hand() writes it
 
 
 def argmax(values: list[Value]) -> int:

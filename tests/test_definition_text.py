@@ -1,0 +1,106 @@
+"""The definitions printed straight from the graph (derive.plain, each op's ``plain``).
+
+Each expected text is written here by hand from the operation and SymPy's string syntax
+(``+ - * / **``, a rational coefficient first, a negative one as a subtraction), not taken
+from derive's output; each is also read back by SymPy and compared with the SymPy
+definition, so a text with a wrong precedence (``a + b/a - b``) fails twice.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from derive import plain as P
+from derive.evaluate import Evaluator
+from derive.exact import ExactForms
+from derive.graph import (Div, Dot, Exp, GeluErf, Graph, Lin, Log, Meta, Mul, Power, Relu, Silu,
+                          Sqrt)
+
+
+def weight(g: Graph, label: str, value) -> int:
+    """A named leaf (a weight: definitions name it by its label)."""
+    return g.leaf(Fraction(value), Meta("param", label, param=label))
+
+
+@pytest.fixture()
+def tiny():
+    """a = 3, b = 1/2, u_1 = 2, u_2 = -1, W[1] = 1/4, W[2] = 5, and scratch sums a + b, a - b."""
+    g = Graph()
+    a, b = weight(g, "a", 3), weight(g, "b", Fraction(1, 2))
+    u = [weight(g, "u_1", 2), weight(g, "u_2", -1)]
+    w = [weight(g, "W[1]", Fraction(1, 4)), weight(g, "W[2]", 5)]
+    plus = g.scratch(Lin([1, 1]), (a, b), "a + b")
+    minus = g.scratch(Lin([1, -1]), (a, b), "a - b")
+    named = {
+        "lin": g.add(Lin([1, Fraction(-1, 10)]), (a, b), Meta("y", "y")),
+        "lin_first_negative": g.add(Lin([-2, 1], Fraction(3, 4)), (a, b), Meta("y", "y2")),
+        "dot": g.add(Dot(), (*u, *w), Meta("q", "q")),
+        "div_of_sums": g.add(Div(), (plus, minus), Meta("f", "f")),
+        "exp_of_negative": g.add(Exp(), (g.scratch(Lin([-1]), (a,), "-a"),), Meta("e", "e")),
+        "minus_a_sum": g.add(Lin([1, -1]), (u[0], plus), Meta("y", "y3")),
+        "square_of_a_sum": g.add(Mul(), (minus, minus), Meta("m", "m")),
+        "scaled_sum": g.add(Lin([Fraction(1, 4)]), (plus,), Meta("mu", "mu")),
+        "over_a_product": g.add(Div(), (a, g.scratch(Mul(), (b, u[0]), "b u_1")), Meta("f", "f2")),
+        "sum_in_a_sum": g.add(Lin([1, 1]), (u[0], g.scratch(Lin([-1, 1]), (a, b), "-a + b")), Meta("y", "y4")),
+        "relu": g.add(Relu(), (minus,), Meta("g", "g")),
+        "log": g.add(Lin([-1]), (g.scratch(Log(), (a,), "ln a"),), Meta("L", "L")),
+        "sqrt_of_scaled_squares": g.add(Sqrt(), (g.scratch(
+            Lin([Fraction(1, 2)], Fraction(1, 100000)), (g.scratch(Dot(), (plus, minus, plus, minus), "sq"),), "var"),),
+            Meta("sigma", "sigma")),
+        "power": g.add(Power(Fraction(-1, 2)), (plus,), Meta("r", "r")),
+        "constant_parent": g.add(Mul(), (a, g.leaf(Fraction(-2, 3), Meta(None, "-2/3"))), Meta("c", "c")),
+        "silu": g.add(Silu(), (minus,), Meta("s", "s")),
+        "gelu": g.add(GeluErf(), (a,), Meta("g", "g2")),
+    }
+    forms = ExactForms(g, Evaluator(g, None, Fraction(0)), Fraction(1, 10))
+    return forms, named
+
+
+EXPECTED = {
+    "lin": "a - 1/10*b",
+    "lin_first_negative": "-2*a + b + 3/4",
+    "dot": "u_1*W[1] + u_2*W[2]",
+    "div_of_sums": "(a + b)/(a - b)",
+    "exp_of_negative": "exp(-a)",
+    "minus_a_sum": "u_1 - (a + b)",
+    "square_of_a_sum": "(a - b)**2",
+    "scaled_sum": "1/4*(a + b)",
+    "over_a_product": "a/(b*u_1)",
+    "sum_in_a_sum": "u_1 - a + b",
+    "relu": "Max(0, a - b)",
+    "log": "-log(a)",
+    "sqrt_of_scaled_squares": "sqrt(1/2*((a + b)**2 + (a - b)**2) + 1/100000)",
+    "power": "(a + b)**(-1/2)",
+    "constant_parent": "-a*2/3",
+    "silu": "(a - b)/(1 + exp(-(a - b)))",
+    "gelu": "1/2*a*(1 + erf(a/sqrt(2)))",
+}
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_a_definition_is_printed_in_the_readers_order(tiny, key):
+    forms, named = tiny
+    text = forms.definition_text(named[key])
+    assert text == EXPECTED[key]
+    symbols = {name: sympy.Symbol(name) for name in ("a", "b", "u_1", "u_2")}
+    read = sympy.sympify(text.replace("W[1]", "W1").replace("W[2]", "W2"),
+                         locals=symbols | {"W1": sympy.Symbol("W[1]"), "W2": sympy.Symbol("W[2]")})
+    assert sympy.simplify(read - forms.definition(named[key])) == 0  # the same terms as SymPy's
+
+
+def test_the_pieces_parenthesise_by_precedence():
+    a, b, c = P.atom("a"), P.atom("b"), P.atom("c")
+    assert str(P.over(P.add(a, b), P.times(b, c))) == "(a + b)/(b*c)"
+    assert str(P.over(P.over(a, b), c)) == "a/b/c"
+    assert str(P.over(a, P.over(b, c))) == "a/(b/c)"
+    assert str(P.times(a, P.neg(P.add(b, c)))) == "-a*(b + c)"
+    assert str(P.power(P.neg(a), P.number(2))) == "(-a)**2"
+    assert str(P.power(P.times(a, b), P.number(Fraction(1, 3)))) == "(a*b)**(1/3)"
+    assert str(P.add(a, P.neg(P.times(P.number(Fraction(1, 10)), b)))) == "a - 1/10*b"
+    assert str(P.add(P.neg(P.add(a, b)), c)) == "-(a + b) + c"
+    assert str(P.times(P.number(Fraction(-1, 2)), P.number(-4), a)) == "1/2*4*a"  # signs multiply
+    assert str(P.times(P.ZERO, a)) == "0" and str(P.add(P.ZERO, P.ZERO)) == "0"
+    assert str(P.call("Max", P.ZERO, P.neg(a))) == "Max(0, -a)"
