@@ -20,10 +20,11 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import sympy
+from flint import fmpq
 
 from . import plain
 from .evaluate import Evaluator
-from .graph import Exp, GeluErf, GeluTanh, Graph, Silu, approx, is_exact
+from .graph import Dot, Exp, GeluErf, GeluTanh, Graph, Lin, Silu, approx, is_exact
 from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
@@ -110,15 +111,23 @@ class ExactForms:
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
         self._slow_forms = 0  # forms given up past FORM_SECONDS; past SLOW_FORMS, no more are built
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
+        self._split: dict[sympy.Expr, tuple | None] = {}  # a part of a sum -> _terms(part)
+        self._sizes: dict[sympy.Expr, int] = {}  # a term of a sum -> its tree size (to EXACT_PATH_SIZE + 1)
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
         """The exact SymPy form of a forward quantity: a Rational when the value is rational,
         else its operation applied to its parents' forms while the tree stays within
         ``limit`` operations (an exponential past EXACT_PATH_EXPONENT unevaluated, see
         :func:`exponent_size`); past that, a symbol named after the quantity."""
+        form = self._closed(node_id, limit)
+        return sympy.Symbol(self.graph.nodes[node_id].meta.label) if form is None else form
+
+    def _closed(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr | None:
+        """:meth:`closed_form`, None for a quantity past ``limit``."""
         return self._form(node_id, limit, self._forms.setdefault(limit, {}))[0]
 
-    def _form(self, node_id: int, limit: int, memo: dict) -> tuple[sympy.Expr, int]:
+    def _form(self, node_id: int, limit: int, memo: dict) -> tuple[sympy.Expr | None, int]:
+        """(the closed form, its size), or (None, limit + 1) for a form past ``limit``."""
         if node_id in memo:
             return memo[node_id]
         node = self.graph.nodes[node_id]
@@ -126,14 +135,20 @@ class ExactForms:
         if is_exact(v):
             result = (sympy.Rational(int(v.p), int(v.q)), 1)
         else:
-            parts = [self._form(p, limit, memo) for p in node.parents]
-            form, size = sympy.Symbol(node.meta.label), limit + 1
-            if all(part_size <= limit for _, part_size in parts) and self._slow_forms < SLOW_FORMS:
+            parts = []
+            for p in node.parents:  # (up to the first too large: this form is then its name)
+                part, part_size = self._form(p, limit, memo)
+                if part_size > limit:
+                    break
+                parts.append(part)
+            form, size = None, limit + 1
+            if len(parts) == len(node.parents) and self._slow_forms < SLOW_FORMS \
+                    and not self._sum_over(node, parts, limit):
                 steep = self._steep(node_id)
                 try:
                     with budget(FORM_SECONDS):  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
                         with sympy.evaluate(not steep):
-                            built = node.op.sympy([f for f, _ in parts])
+                            built = node.op.sympy(parts)
                         built_size = _tree_size(built, limit)
                     if steep:
                         self._steep_forms.add(built)
@@ -145,6 +160,54 @@ class ExactForms:
             result = (form, size)
         memo[node_id] = result
         return result
+
+    def _sum_over(self, node, parts: list[sympy.Expr], limit: int) -> bool:
+        """Whether the form of a sum (a Lin or Dot node) certainly has more than ``limit``
+        nodes, known without building it (building it is most of a large case's forms:
+        crane's q = sum_k x_k W_k over 16 sines). SymPy's Add collects the terms ``c*s`` of
+        its arguments by ``s`` (``Add.flatten``, sympy/core/add.py: numbers into one, an Add
+        argument's own terms taken in), and a rational factor keeps each ``s`` as it is
+        (``Mul.flatten`` distributes it over an Add by ``_keep_coeff`` and keeps it apart
+        from the other factors, numeric powers included). So the form is an Add of the
+        ``s`` whose coefficients do not cancel, and of the number if not 0, each term at
+        least as large as its ``s``: the sum of those sizes (+ 1 for the Add) is a lower
+        bound. False (not known) for another operation, a product of two irrational parts,
+        or a part ``c*(a + b)`` (a rational may cancel c and free the Add's terms)."""
+        op = node.op
+        if isinstance(op, Lin):
+            pairs = [(c, f) for c, f in zip(op.coeffs, parts)]
+        elif isinstance(op, Dot):
+            n = len(parts) // 2
+            pairs = []
+            for a, b in zip(parts[:n], parts[n:]):
+                if not (a.is_Rational or b.is_Rational):
+                    return False
+                pairs.append((b, a) if b.is_Rational else (a, b))
+        else:
+            return False
+        number, terms = op.const if isinstance(op, Lin) else fmpq(0), {}
+        for c, f in pairs:
+            c = fmpq(int(c.p), int(c.q))
+            if c == 0:
+                continue
+            split = self._split.get(f, False)
+            if split is False:
+                split = self._split[f] = _terms(f)
+            if split is None:
+                return False
+            number += c * split[0]
+            for s, k in split[1].items():
+                terms[s] = terms.get(s, 0) + c * k
+        kept = [s for s, k in terms.items() if k != 0]
+        least = int(len(kept) + (number != 0) > 1) + (number != 0)  # the Add node, the number
+        for s in kept:
+            size = self._sizes.get(s)
+            if size is None:
+                size = self._sizes[s] = _tree_size(s, EXACT_PATH_SIZE)
+            least += size
+            if least > limit:
+                return True
+        return False
 
     def rational(self, node_id: int) -> Fraction | None:
         """The rational a forward quantity's closed form (at most EXACT_PATH_SIZE
@@ -237,8 +300,8 @@ class ExactForms:
         rational = self._rationals.get(ref.id)
         if isinstance(rational, Fraction):
             return str(rational)
-        form = self.closed_form(ref.id)
-        return self.definition_text(ref.id) if isinstance(form, sympy.Symbol) else sympy.sstr(form)
+        form = self._closed(ref.id)
+        return self.definition_text(ref.id) if form is None else sympy.sstr(form)
 
 
 class Way(NamedTuple):
@@ -253,6 +316,22 @@ class Way(NamedTuple):
 
 SYMPY = Way(lambda q: sympy.Rational(int(q.p), int(q.q)), sympy.Symbol, lambda op, args: op.sympy(args))
 PLAIN = Way(plain.number, plain.atom, lambda op, args: op.plain(args))
+
+
+def _terms(form: sympy.Expr) -> tuple[fmpq, dict] | None:
+    """A closed form as SymPy's Add collects it: its number and the coefficient of each
+    other term ``s`` (``as_coeff_Mul``: ``-3*sqrt(2)/4`` is -3/4 of sqrt(2)); None when a
+    coefficient is not rational or a term is ``c*(a + b)``."""
+    number, terms = fmpq(0), {}
+    for arg in form.args if form.is_Add else (form,):
+        c, s = arg.as_coeff_Mul()
+        if not c.is_Rational or s.is_Add:
+            return None
+        if s is sympy.S.One:
+            number += fmpq(int(c.p), int(c.q))
+        else:
+            terms[s] = terms.get(s, 0) + fmpq(int(c.p), int(c.q))
+    return number, terms
 
 
 def _tree_size(expr: sympy.Expr, limit: int) -> int:

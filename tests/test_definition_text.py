@@ -1,4 +1,5 @@
-"""The definitions printed straight from the graph (derive.plain, each op's ``plain``).
+"""The definitions printed straight from the graph (derive.plain, each op's ``plain``), and
+the sizes ExactForms knows without building a form.
 
 Each expected text is written here by hand from the operation and SymPy's string syntax
 (``+ - * / **``, a rational coefficient first, a negative one as a subtraction), not taken
@@ -13,11 +14,16 @@ from fractions import Fraction
 import pytest
 import sympy
 
+import derive
+from derive import exact
 from derive import plain as P
 from derive.evaluate import Evaluator
-from derive.exact import ExactForms
+from derive.exact import CLOSED_FORM_SIZE, ExactForms
+from derive.export_json import iter_records
 from derive.graph import (Div, Dot, Exp, GeluErf, Graph, Lin, Log, Meta, Mul, Power, Relu, Silu,
                           Sqrt)
+from derive.rounding import Format
+from derive.steps import Ref
 
 
 def weight(g: Graph, label: str, value) -> int:
@@ -104,3 +110,50 @@ def test_the_pieces_parenthesise_by_precedence():
     assert str(P.times(P.number(Fraction(-1, 2)), P.number(-4), a)) == "1/2*4*a"  # signs multiply
     assert str(P.times(P.ZERO, a)) == "0" and str(P.add(P.ZERO, P.ZERO)) == "0"
     assert str(P.call("Max", P.ZERO, P.neg(a))) == "Max(0, -a)"
+
+
+def roots_graph(signs) -> tuple[Graph, int]:
+    """sum_k sign_k w_k r_k over r_k = sqrt(p_k) (p_k the primes from 2) and w_k = k: a sum
+    whose SymPy form has one term per prime, or cancels where two signs are opposite on
+    the same prime (``signs`` pairs each term with its prime's index)."""
+    primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43]
+    g = Graph()
+    roots = [g.add(Sqrt(), (g.leaf(Fraction(p), Meta(None, str(p))),), Meta("r", f"r_{k + 1}"))
+             for k, p in enumerate(primes)]
+    terms = [(roots[k], weight(g, f"w_{n + 1}", sign)) for n, (sign, k) in enumerate(signs)]
+    return g, g.add(Dot(), [r for r, _ in terms] + [w for _, w in terms], Meta("q", "q"))
+
+
+def test_a_large_sum_is_shown_by_its_definition_and_a_cancelling_one_by_its_form():
+    g, q = roots_graph([(1, k) for k in range(14)])  # 14 terms w sqrt(p): more than 40 nodes
+    forms = ExactForms(g, Evaluator(g, None, Fraction(0)), Fraction(1, 10))
+    assert forms.exact_text(Ref("before", q)) == " + ".join(f"r_{k}*w_{k}" for k in range(1, 15))
+    assert isinstance(forms.closed_form(q), sympy.Symbol)
+    # 28 terms whose roots cancel in pairs (a sum of part sizes would say 84 nodes): 0
+    g, q = roots_graph([(s, k) for k in range(14) for s in (1, -1)])
+    forms = ExactForms(g, Evaluator(g, None, Fraction(0)), Fraction(1, 10))
+    assert forms.closed_form(q) == 0
+    g, q = roots_graph([(1, 0), (1, 1)] + [(s, k) for k in range(2, 14) for s in (1, -1)])
+    forms = ExactForms(g, Evaluator(g, None, Fraction(0)), Fraction(1, 10))
+    assert forms.closed_form(q) == sympy.sqrt(2) + sympy.sqrt(3)
+
+
+@pytest.mark.parametrize("case", ["encoder-post-norm", "raschka-simplified", "woodchuck"])
+def test_a_sum_skipped_as_too_large_is_too_large_when_built(case, monkeypatch):
+    """Every sum whose form ExactForms does not build (its size known to pass the limit
+    from its terms) is built here anyway: SymPy's form is larger than the limit."""
+    skipped = []
+    known = ExactForms._sum_over
+
+    def checked(self, node, parts, limit):
+        over = known(self, node, parts, limit)
+        if over:
+            skipped.append((exact._tree_size(node.op.sympy(parts), limit), limit))
+        return over
+
+    monkeypatch.setattr(ExactForms, "_sum_over", checked)
+    for _ in iter_records(derive.derive(derive.load_case(case)), Format(places=6)):
+        pass
+    assert all(size > limit for size, limit in skipped)
+    assert case == "woodchuck" or skipped  # (the two others have such sums)
+    assert all(limit in (CLOSED_FORM_SIZE, exact.EXACT_PATH_SIZE) for _, limit in skipped)
