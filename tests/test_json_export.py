@@ -24,7 +24,9 @@ def seed():
     return derive(load_case("cat-climbed"))
 
 
-@pytest.mark.parametrize("rows", [[], [{"a": 1}], [{"a": "␣roof", "b": None}, {"c": [1, 2], "d": {"e": True}}]])
+@pytest.mark.parametrize("rows", [[], [{"a": 1}], [{"a": "␣roof", "b": None}, {"c": [1, 2], "d": {"e": True}}],
+                                  [{"q\"uote": 'a\nb\\c"\t\u0001é', "f": -1.5e-300, "t": False, "n": -0}, {},
+                                   {"x": "}, {", "y": ",\n  "}]])
 def test_chunks_are_the_text_of_one_dump(rows):
     assert "".join(json_chunks(iter(rows))) == json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
 
