@@ -306,7 +306,7 @@ def run(
     exact_forms: bool = typer.Option(True, "--exact-forms/--no-exact-forms", metavar="", help="json: each record's `exact` "
                                      "field holds the fraction, closed form or definition (the default); "
                                      "--no-exact-forms: the fraction of a rational value and null for any other, "
-                                     "much faster on a large case."),
+                                     "faster on a large case."),
 ) -> None:
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
     exact and correctly rounded, printed step by step as a worked example in a book."""
