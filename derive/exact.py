@@ -163,8 +163,8 @@ class ExactForms:
 
     def _sum_over(self, node, parts: list[sympy.Expr], limit: int) -> bool:
         """Whether the form of a sum (a Lin or Dot node) certainly has more than ``limit``
-        nodes, known without building it (building it is most of a large case's forms:
-        crane's q = sum_k x_k W_k over 16 sines). SymPy's Add collects the terms ``c*s`` of
+        nodes, known without building it (building such sums was most of crane's closed-form
+        time: q = sum_k x_k W_k over 16 sines). SymPy's Add collects the terms ``c*s`` of
         its arguments by ``s`` (``Add.flatten``, sympy/core/add.py: numbers into one, an Add
         argument's own terms taken in), and a rational factor keeps each ``s`` as it is
         (``Mul.flatten`` distributes it over an Add by ``_keep_coeff`` and keeps it apart

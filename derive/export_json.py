@@ -38,7 +38,8 @@ def iter_records(derivation: Derivation, fmt: Format, only: set | None = None,
     computed, one at a time (a large case's list is never held whole); with ``only`` (a
     set of refs, e.g. those one step shows), of those alone. Without ``exact_forms`` the
     ``exact`` field is the fraction of a rational value and None for any other (its
-    closed form or definition, built with SymPy, is most of a large case's export time).
+    closed form, built with SymPy, and definition are about a quarter of a large case's
+    export time).
 
     Every value is rounded before this returns, so a rounding error
     (:class:`~derive.errors.EvaluationError`) is raised here, before the first record."""
@@ -72,7 +73,8 @@ def json_chunks(rows) -> Iterator[str]:
     record at a time, for writing as it is made. A record of scalars (every record of
     :func:`iter_records`) is written by the json module's C encoder, whose separators put
     each field on its own line as ``indent=1`` does (indent itself takes the module's
-    pure-Python encoder: most of a large case's writing time); any other row by ``indent``."""
+    pure-Python encoder, several times slower: about 1 s of crane's); any other row by
+    ``indent``."""
     first = True
     for row in rows:
         if not _SCALARS.issuperset(map(type, row.values())):
