@@ -256,7 +256,9 @@ def select_steps(derivation, step: Optional[str]) -> list:
     """
     steps = [s for s in derivation.steps if step is None or s.key == step]
     if not steps:
-        raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}")
+        why = " (conventions.gradients = [] derives the loss alone: no gradient, no step, no pass after)" \
+            if step in ("gradient", "sgd", "after") and derivation.case.conventions.gradients == () else ""
+        raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}{why}", file=derivation.case.path)
     return steps
 
 

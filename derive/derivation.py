@@ -21,7 +21,7 @@ import sympy
 from . import registry
 from .case import Case
 from .decimals import UNDECIDED, Rounder
-from .errors import EvaluationError
+from .errors import CaseError, EvaluationError
 from .evaluate import MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
 from .graph import Div, Graph, Meta, to_fmpq
@@ -189,4 +189,30 @@ def _build(case: Case) -> Derivation:
 
     graph = Graph()
     steps, loss, outputs = model(graph, case)
+    _check_gradients(case, graph)
     return Derivation(case, graph, steps, loss, outputs)
+
+
+def _check_gradients(case: Case, graph: Graph) -> None:
+    """``conventions.gradients`` names only weights this case has (a name it lacks would
+    silently leave the whole training step out).
+
+    Raises:
+        CaseError: naming the weights it lacks and the weights it has (a tied W_U: name E;
+            given logits: no weight, only [] or "all")."""
+    gradients = case.conventions.gradients
+    if not gradients:
+        return
+    weights = list(dict.fromkeys(graph.nodes[i].meta.param for i in graph.param_leaves()
+                                 if graph.nodes[i].meta.symbol == "param"))
+    missing = [name for name in gradients if name not in weights]
+    if not missing:
+        return
+    if case.logits is not None:
+        expected = '"all" or [] (the logits are given: the case has no weight, and dL/dz is derived unless [])'
+    else:
+        expected = "a list of this case's weights: " + ", ".join(weights)
+        if "W_U" in missing and case.W_U is None and "E" in weights:
+            expected += " (W_U is tied to E, W_U = E^T: name E)"
+    raise CaseError(f"names {', '.join(missing)}, which this case does not have", file=case.path,
+                    field="conventions.gradients", expected=expected)

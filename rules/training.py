@@ -38,7 +38,8 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     eta = case.conventions.learning_rate
     derived = _derived(case)
     if case.logits is not None:
-        return list(_logit_steps(case, outputs)) + [after_step(case, outputs)] if derived("z") else []
+        # (given logits: no weight to name, so gradients is "all" or [], the loss alone)
+        return list(_logit_steps(case, outputs)) + [after_step(case, outputs)] if case.conventions.gradients != () else []
     weights = {key: rows for key, rows in _weight_rows(graph).items() if derived(key[1])}
     if not derived("E"):
         E = []
@@ -128,6 +129,10 @@ def _sgd_words(case: Case, present: list[str], theta: str, what: str) -> str:
         one = len(moved) == 1
         return (f"{listed(moved)} {'moves' if one else 'move'} against {'its derivative' if one else 'their derivatives'}"
                 f": {rule}; every {what} without a derivative keeps its value.")
+    if not moved and case.conventions.gradients is not None and case.conventions.trained:
+        return (f"conventions.trained names {listed(list(case.conventions.trained))}, but conventions.gradients "
+                f"derives only {listed(present)}: no {what} has both, so the step moves nothing, and the pass "
+                "after it is the pass before.")
     if not moved:
         return (f"No {what} is trained here (conventions.trained names none of {', '.join(present)}): the step "
                 "moves nothing, and the pass after it is the pass before.")

@@ -79,7 +79,7 @@ def test_a_weight_left_out_does_not_move(tmp_path):
     before, after = derivation.value(Ref("before", L)), derivation.value(Ref("after", L))
     assert (after.mid(), after.rad()) == (before.mid(), before.rad())  # the same ball: the same pass
     sgd = derivation.step("sgd")
-    assert "No weight is trained here" in sgd.words and not sgd.tables
+    assert "conventions.trained names E, but conventions.gradients derives only W_U" in sgd.words and not sgd.tables
     assert "back to W_U, as conventions.gradients asks" in derivation.step("gradient").words
 
 
@@ -103,3 +103,42 @@ def test_bad_gradients_field(tmp_path):
     result = CliRunner().invoke(app, ["run", _case(tmp_path, 'gradients = "W_U"')])
     assert result.exit_code == 2
     assert "conventions.gradients" in result.output and '"all" or a list of weight names' in result.output
+
+
+@pytest.mark.parametrize("value, says", [
+    ('["W_U", "b_Q"]', "names b_Q, which this case does not have"),  # a weight of some model, not of this one
+    ('["W_3"]', "names W_3, which this case does not have"),
+])
+def test_a_weight_the_case_lacks_is_an_error(tmp_path, value, says):
+    """A name the case does not have would leave the training step out without a word: one
+    line naming it and the case's own weights instead."""
+    result = CliRunner().invoke(app, ["run", _case(tmp_path, f"gradients = {value}")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert says in result.output and "E, P, W_Q, W_K, W_V, W_O, W_1, W_2, W_U" in result.output
+
+
+def test_tied_unembedding_and_given_logits(tmp_path):
+    """W_U tied to E: naming W_U says to name E. Given logits: no weight can be named, []
+    is the loss alone, and --step sgd then says why there is no such step."""
+    text = SEED.read_text(encoding="utf-8")
+    start = text.index("\nW_U = [") + 1
+    tied = text[:start] + 'W_U = "tied"\n' + text[text.index("]\n\n", start) + 2:]
+    path = tmp_path / "tied.toml"
+    path.write_text(tied.replace(TRAINED, 'gradients = ["W_U"]\n#', 1), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path)])
+    assert result.exit_code == 2 and "W_U is tied to E, W_U = E^T: name E" in result.output
+    logits = (CASES / "softmax-temperature.toml").read_text(encoding="utf-8")
+    for value, code in (('["E"]', 2), ("[]", 0)):
+        path = tmp_path / "logits.toml"
+        path.write_text(logits.replace("[conventions]", f"[conventions]\ngradients = {value}", 1), encoding="utf-8")
+        result = CliRunner().invoke(app, ["run", str(path)])
+        assert result.exit_code == code, result.output
+    assert "The loss" in result.output and "SGD" not in result.output
+    step = CliRunner().invoke(app, ["run", str(path), "--step", "sgd"])
+    assert step.exit_code == 2 and "conventions.gradients = [] derives the loss alone" in step.output
+
+
+def test_trained_and_gradients_that_do_not_meet(tmp_path):
+    """trained = ["W_U"], gradients = ["E"]: the SGD step says that no weight has both."""
+    derivation = derive(load_case(_case(tmp_path, 'trained = ["W_U"]\ngradients = ["E"]')))
+    assert "conventions.trained names W_U, but conventions.gradients derives only E" in derivation.step("sgd").words
