@@ -77,9 +77,11 @@ def positions(graph: Graph, case: Case, rows: Ids) -> tuple[Ids, Step]:
     if kind == "sinusoidal":
         conv = case.conventions
         f1, f2 = ("sin", "cos") if conv.sinusoid_order == "sin_cos" else ("cos", "sin")
-        c1, c2 = ("2i", "2i+1") if conv.sinusoid_layout == "interleaved" else ("i", "d/2 + i")
+        c1, c2 = ("2i", "2i+1") if conv.sinusoid_layout == "interleaved" else ("i", "d/2+i")
         w = "(2i/d)" if conv.sinusoid_spacing == "vaswani" else "(i/(d/2 - 1))"
-        words += (f" Here P is the sinusoids: PE[pos, {c1}] = {f1}(pos w_i), PE[pos, {c2}] = {f2}(pos w_i), "
+        # (PE[pos,2i] with no space: the pages' formula finder reads text word by word, and
+        # "PE[pos, 2i]" split the formula at the space, leaving ", 2i]" as prose)
+        words += (f" Here P is the sinusoids: PE[pos,{c1}] = {f1}(pos w_i), PE[pos,{c2}] = {f2}(pos w_i), "
                   f"w_i = 1/{conv.sinusoid_base}^{w}, pos from {conv.first_position}.")
     return X, Step("positions", "The position table P and the matrix X", words, [table])
 

@@ -88,3 +88,19 @@ def test_tensor2tensor_spacing_needs_four_columns(tmp_path):
     assert "field conventions.sinusoid_spacing" in str(err.value) and "d_model >= 4" in str(err.value)
     path.write_text(TINY.replace('"tensor2tensor"', '"vaswani"'), encoding="utf-8")
     assert load_case(str(path)).conventions.sinusoid_spacing == "vaswani"
+
+
+def test_sinusoid_sentence_is_one_formula_on_the_page():
+    """The positions step's sentence ``PE[pos,2i] = sin(pos w_i), PE[pos,2i+1] = cos(pos w_i)``
+    is typeset as formulas whole: written ``PE[pos, 2i]``, the pages' formula finder (which
+    reads word by word) cut it at the space and set ``, 2i]`` as prose (a fresh user's trial,
+    crane's LaTeX and Markdown). woodchuck has the paper's interleaved sinusoids."""
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    for command in ("latex", "markdown"):
+        page = CliRunner().invoke(app, [command, "woodchuck", "--step", "positions"]).output
+        assert re.search(r"\$\\text\{PE\}\[\\text\{pos\},2i\\?\] = \\sin", page), page
+        assert re.search(r"\$\\text\{PE\}\[\\text\{pos\},2i\+1\\?\] = \\cos", page), page
+        assert ", 2i" not in page
