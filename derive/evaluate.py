@@ -92,19 +92,20 @@ def gradient_leaves(graph: Graph, gradients: tuple[str, ...] | None = None) -> l
 
 
 def backward(graph: Graph, values: list[Value], output: int, kernels: bool = True,
-             gradients: tuple[str, ...] | None = None) -> dict[int, Value]:
-    """Reverse mode: ``dL/dtheta`` for every trainable leaf of the weights named in
-    ``gradients`` (None: all of them), where L is node ``output``.
+             leaves: list[int] | None = None) -> dict[int, Value]:
+    """Reverse mode: ``dL/dtheta`` for the trainable leaves ``leaves`` (None: every one;
+    :func:`gradient_leaves` picks those of the weights ``conventions.gradients`` names),
+    where L is node ``output``.
 
     Adjoints that are exactly zero are never propagated, so a weight that L does not
     depend on gets an exact 0 (a token that is not in the sentence does not move). With
     ``kernels``, a recorded matrix product passes its adjoints back in one call when its
     last node is reached (its nodes are contiguous and none reads another, so every one
-    of their adjoints is complete then). A weight left out of ``gradients`` gets no
+    of their adjoints is complete then). A trainable leaf left out of ``leaves`` gets no
     adjoint: a product whose every weight is left out skips ``dW = X^T G``.
     """
-    wanted = gradient_leaves(graph, gradients)
-    idle = set(graph.param_leaves()).difference(wanted) if gradients is not None else set()
+    wanted = graph.param_leaves() if leaves is None else leaves
+    idle = set(graph.param_leaves()).difference(wanted) if leaves is not None else set()
     adjoint: dict[int, Value] = {output: fmpq(1)}
     last = {}
     if kernels:
@@ -151,9 +152,10 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
     """
     with ctx.workprec(prec):
         before = forward(graph, kernels=kernels)
-        if loss is None or not gradient_leaves(graph, gradients):
+        leaves = gradient_leaves(graph, gradients) if loss is not None else []
+        if not leaves:
             return Evaluation(prec, before, {}, {}, None)
-        grads = backward(graph, before.values, loss, kernels, gradients)
+        grads = backward(graph, before.values, loss, kernels, None if gradients is None else leaves)
         updated = {}
         for leaf, g in grads.items():
             moves = not is_zero(g) and (trained is None or graph.nodes[leaf].meta.param in trained)

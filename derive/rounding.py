@@ -222,7 +222,7 @@ def format_ball(x: arb, fmt: Format) -> str | None:
     man_bits = man.bit_length()
     span = int(exp) + man_bits if man else 0  # bits before the point (negative: zeros after it)
     need = abs(span) if abs(span) <= MAX_BITS else abs(span).bit_length()  # (huge: the sig path, relative)
-    prec = max(man_bits + 64, need + int(3.33 * digits) + 64)
+    prec = _rounding_precision(man_bits, need, digits)
     if prec <= ctx.prec:  # (a caller rounding many values sets a precision that serves most: see working_precision)
         return _format_ball(x, fmt, span)
     with ctx.workprec(prec):
@@ -234,8 +234,14 @@ def working_precision(evaluated: int, fmt: Format) -> int:
     evaluated at ``evaluated`` bits with 2^-64 <= |value| < 2^64 without raising the
     precision for it (one precision set for a whole table instead of one per
     value: half of the time of rounding a wide model's quantities)."""
-    digits = fmt.places if fmt.places is not None else fmt.sig
-    return max(evaluated, 64 + int(3.33 * digits)) + 64
+    return _rounding_precision(evaluated, 64, fmt.places if fmt.places is not None else fmt.sig)
+
+
+def _rounding_precision(man_bits: int, span_bits: int, digits: int) -> int:
+    """The bits :func:`format_ball` works at for a midpoint of ``man_bits`` mantissa bits
+    with ``span_bits`` bits before (or zeros after) the point, rounded to ``digits``
+    digits: the mantissa whole, and the last digit beside the leading one, 64 to spare."""
+    return max(man_bits + 64, span_bits + int(3.33 * digits) + 64)
 
 
 MAX_BITS = 1 << 16
