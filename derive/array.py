@@ -24,6 +24,7 @@ reads (scores above the diagonal do not exist; the softmax runs over the rest).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from fractions import Fraction
 from typing import Callable
 
@@ -83,11 +84,28 @@ class Linear(_Pending):
 
 
 class Products(_Pending):
-    """``sum_k a_k b_k``: fuses into one Dot node (parents a_1..a_n, b_1..b_n)."""
+    """``sum_k a_k b_k``: fuses into one Dot node (parents a_1..a_n, b_1..b_n).
 
-    def __init__(self, pairs: list[tuple[Expr, Expr]]):
-        self.pairs = pairs
-        super().__init__(Dot(), [a for a, _ in pairs] + [b for _, b in pairs])
+    ``pairs`` is the list of (a_k, b_k), or a function that makes it: an entry of ``X @ W``
+    lists its n pairs only if something reads them (a product over operands already in the
+    graph takes its parents from the operands' ids instead: T m n pairs at d_model 128)."""
+
+    def __init__(self, pairs: list[tuple[Expr, Expr]] | Callable[[], list[tuple[Expr, Expr]]]):
+        self._pairs = pairs
+        self.op, self.done = Dot(), None
+
+    @property
+    def pairs(self) -> list[tuple[Expr, Expr]]:
+        """The (a_k, b_k) of the sum, in order."""
+        if callable(self._pairs):
+            self._pairs = self._pairs()
+        return self._pairs
+
+    @property
+    def args(self) -> list[Expr]:
+        """The parents as :class:`~derive.graph.Dot` takes them: a_1..a_n, b_1..b_n."""
+        pairs = self.pairs
+        return [a for a, _ in pairs] + [b for _, b in pairs]
 
 
 class _One(Expr):
@@ -202,9 +220,8 @@ class Array:
         n, m = W.shape
         if self.shape[1] != n:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
-        return Array(self.graph, [[Products([(row[k], W.rows[k][c]) for k in range(n)
-                                             if row[k] is not None and W.rows[k][c] is not None])
-                                   for c in range(m)] for row in self.rows], product=(self, W, None))
+        return Array(self.graph, [[Products(partial(_entry_pairs, row, W.rows, c)) for c in range(m)]
+                                  for row in self.rows], product=(self, W, None))
 
     def sum(self) -> Array:
         """The sum of each row (T x 1); a row of products sums into one dot product."""
@@ -321,6 +338,11 @@ def _add_kernel(graph: Graph, layout: tuple, members: list[list[int | None]]) ->
     if ids and ids == list(range(ids[0], ids[0] + len(ids))):
         rows, cols, bias = layout
         graph.add_kernel(MatMul(ids[0], rows, cols, bias, members))
+
+
+def _entry_pairs(row: list[Expr | None], W: list[list[Expr | None]], c: int) -> list[tuple[Expr, Expr]]:
+    """The terms (x_k, W_{k,c}) of entry c of ``row @ W``, leaving out a masked operand's."""
+    return [(x, w[c]) for x, w in zip(row, W) if x is not None and w[c] is not None]
 
 
 def _masked_or(f, a, b):
