@@ -66,11 +66,16 @@ def forward(graph: Graph, overrides: dict[int, Value] | None = None, kernels: bo
     """
     overrides = overrides or {}
     groups = graph.kernels if kernels else {}
+    weights = {w.start: w for w in graph.weights}
     values: list[Value] = []
     for i, node in enumerate(graph.nodes):
-        if i < len(values):  # filled in by a kernel
+        if i < len(values):  # filled in by a kernel or a weight matrix
             continue
         if node.op is None:
+            w = weights.get(i)
+            if w is not None:  # a weight's entries at once
+                values += [overrides.get(j, v) for j, v in enumerate(w.values, i)] if overrides else w.values
+                continue
             values.append(overrides.get(i, node.leaf))
             continue
         group = groups.get(i)

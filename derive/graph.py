@@ -540,27 +540,25 @@ def _rat(q: fmpq) -> sympy.Rational:
 # --------------------------------------------------------------------------- nodes
 
 class _Label:
-    """The ``label`` field of :class:`Meta`: the text given, or, for a weight entry made by
-    :meth:`Meta.weight` and a quantity made by :meth:`Meta.of`, the plain printing of its
-    Name, made on first read (a wide model has hundreds of thousands of entries, most of
-    whose labels nothing prints; a weight's fields say which Name, so nothing more is
-    stored; Meta.of keeps the Name it was given until then). A data-class field whose default is
-    a descriptor reads and writes through it (dataclasses docs, "Descriptor-typed fields")."""
+    """The ``label`` field of :class:`Meta`: the text given, or, for a quantity made by
+    :meth:`Meta.of` or :meth:`Meta.entry`, the plain printing of its Name, made on first
+    read (a wide model has hundreds of thousands of entries, most of whose labels nothing
+    prints; Meta.of keeps the Name it was given until then). A data-class field whose
+    default is a descriptor reads and writes through it (dataclasses docs,
+    "Descriptor-typed fields"). A weight's entry is a :class:`WeightEntry`, labelled
+    alike."""
 
-    WEIGHT = object()  # the label a Meta.weight gets until it is read
     NAMED = object()  # the label a Meta.of gets until it is read: the plain printing of the Name given
 
     def __get__(self, meta, owner=None):
         if meta is None:
             return None  # the field's default (a scratch value's label is always given)
         label = meta.__dict__["_label"]
-        if label is _Label.WEIGHT or label is _Label.NAMED:
+        if label is _Label.NAMED:
             from .printing import text
 
             named = meta.__dict__.pop("_named", None)
-            name = (named() if isinstance(named, partial) else named) if label is _Label.NAMED else \
-                Name(meta.param, param=True, position=meta.position, index=meta.index)
-            label = meta.__dict__["_label"] = text(name)
+            label = meta.__dict__["_label"] = text(named() if isinstance(named, partial) else named)
         return label
 
     def __set__(self, meta, value):
@@ -625,13 +623,109 @@ class Meta:
         meta.__dict__["_named"] = partial(Name, symbol, primes=primes, position=row, index=column, head=written_head)
         return meta
 
-    @classmethod
-    def weight(cls, param: str, row: int, column: int, block: int | None = None) -> "Meta":
-        """The metadata of entry (row, column) (1-based) of the weight ``param`` in block
-        ``block``: the same as ``Meta.of(Name(param, param=True, position=row,
-        index=column), block=block)``, without building the Name until the label is read
-        (a model of width 128 has a quarter of a million weight entries)."""
-        return cls("param", _Label.WEIGHT, block=block, position=row, index=column, param=param)
+
+class Weights:
+    """One weight matrix (or vector, one row) of the case as trainable leaves: the entries
+    (r, c) (0-based) are the node ids ``start + r cols + c``, each a :class:`WeightEntry`.
+
+    Attributes:
+        param: the weight's name (E, W_Q, b_1, ln1_gain...). block: its block (None for E,
+            P, W_U). rows, cols: its shape. start: the id of entry (0, 0). values: the
+            entries, exact, row-major (rows x cols fmpq).
+        heads, tokens, labels: what is known of single entries, by offset k = r cols + c:
+            the head whose slice a hand-set per-head weight is, the piece an E row
+            embeds, and the labels printed so far (made on first read).
+    """
+
+    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels")
+
+    def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq]):
+        self.param, self.block, self.rows, self.cols, self.start, self.values = param, block, rows, cols, start, values
+        self.heads: dict[int, int] = {}
+        self.tokens: dict[int, str] = {}
+        self.labels: dict[int, str] = {}
+
+
+class WeightEntry:
+    """Entry k (row-major offset) of a :class:`Weights`: the graph's node for it (a leaf:
+    ``op`` None, no parents, ``leaf`` its exact value) and its metadata (``meta`` is the
+    entry itself, with the fields of :class:`Meta`: symbol ``param``), without a Node, a
+    Meta and their dictionaries for every entry of every matrix (a quarter of a million
+    at d_model 128). What an entry holds of its own (its head, its token, its label once
+    printed) is kept by its :class:`Weights`, so an entry is a view: two views of the
+    same entry say the same."""
+
+    __slots__ = ("weights", "k")
+    op = None
+    parents = ()
+    symbol = "param"
+    norm = None
+
+    def __init__(self, weights: Weights, k: int):
+        self.weights, self.k = weights, k
+
+    @property
+    def meta(self) -> "WeightEntry":
+        """The entry itself (it has the fields of a :class:`Meta`)."""
+        return self
+
+    @property
+    def leaf(self) -> fmpq:
+        """The entry's exact value, as the case gives it."""
+        return self.weights.values[self.k]
+
+    @property
+    def param(self) -> str:
+        """The weight's name."""
+        return self.weights.param
+
+    @property
+    def block(self) -> int | None:
+        """The weight's block (None outside the blocks)."""
+        return self.weights.block
+
+    @property
+    def position(self) -> int:
+        """The 1-based row."""
+        return self.k // self.weights.cols + 1
+
+    @property
+    def index(self) -> int:
+        """The 1-based column."""
+        return self.k % self.weights.cols + 1
+
+    @property
+    def head(self) -> int | None:
+        """The head whose own slice a hand-set per-head weight's entry is (else None)."""
+        return self.weights.heads.get(self.k)
+
+    @head.setter
+    def head(self, h: int | None) -> None:
+        self.weights.heads[self.k] = h
+
+    @property
+    def token(self) -> str | None:
+        """The piece an entry of E's row embeds (else None)."""
+        return self.weights.tokens.get(self.k)
+
+    @token.setter
+    def token(self, piece: str | None) -> None:
+        self.weights.tokens[self.k] = piece
+
+    @property
+    def name(self) -> Name:
+        """The entry's :class:`~derive.name.Name`: W_{r,c} of its block (:func:`~derive.name.name_of`)."""
+        return name_of(self)
+
+    @property
+    def label(self) -> str:
+        """The chapter's name of the entry, printed (``(W_Q)_{1,2}``), made on first read."""
+        labels = self.weights.labels
+        if self.k not in labels:
+            from .printing import text
+
+            labels[self.k] = text(Name(self.param, param=True, position=self.position, index=self.index))
+        return labels[self.k]
 
 
 @dataclass(slots=True)
@@ -654,6 +748,8 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     _one: int | None = field(default=None, repr=False)
     kernels: dict = field(default_factory=dict, repr=False)  # start id -> kernels.MatMul
+    weights: list[Weights] = field(default_factory=list, repr=False)  # the case's weights, in order
+    _params: list[int] = field(default_factory=list, repr=False)  # the trainable leaves' ids, in order
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
@@ -667,8 +763,33 @@ class Graph:
         return len(self.nodes) - 1
 
     def leaf(self, value: Fraction, meta: Meta) -> int:
-        """A weight or constant with an exact value."""
-        return self.add(None, (), meta, to_fmpq(value) if isinstance(value, Fraction) else fmpq(value))
+        """A given input or a constant with an exact value (a weight of the case is a
+        :meth:`weight`; a leaf with ``meta.param`` set, given logits, is trainable too)."""
+        i = self.add(None, (), meta, to_fmpq(value) if isinstance(value, Fraction) else fmpq(value))
+        if meta.param:
+            self._params.append(i)
+        return i
+
+    def weight(self, param: str, matrix: list[list[Fraction]], block: int | None = None) -> list[list[int]]:
+        """Add a weight matrix (rows x cols; a vector is one row) as trainable leaves, one
+        :class:`Weights` whose entries are :class:`WeightEntry` nodes; returns their ids,
+        same shape. Entry (r, c)'s metadata: ``param`` = name, ``position`` = r + 1,
+        ``index`` = c + 1, ``block``.
+
+        Raises:
+            ValueError: for rows of different lengths.
+        """
+        rows, cols = len(matrix), len(matrix[0]) if matrix else 0
+        if any(len(row) != cols for row in matrix):
+            raise ValueError(f"the rows of {param} differ in length")
+        start = len(self.nodes)
+        w = Weights(param, block, rows, cols, start, [to_fmpq(v) if isinstance(v, Fraction) else fmpq(v)
+                                                      for row in matrix for v in row])
+        self.weights.append(w)
+        self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
+        ids = range(start, start + rows * cols)
+        self._params += ids
+        return [list(ids[r * cols:(r + 1) * cols]) for r in range(rows)]
 
     def one(self) -> int:
         """The constant leaf 1 (added once): a bias enters a dot product as ``b * 1``."""
@@ -681,8 +802,8 @@ class Graph:
         return self.add(op, parents, Meta(None, label))
 
     def param_leaves(self) -> list[int]:
-        """Ids of the trainable leaves (weights)."""
-        return [i for i, n in enumerate(self.nodes) if n.op is None and n.meta.param]
+        """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
+        return list(self._params)
 
     def ancestors(self, node: int) -> set[int]:
         """Ids of ``node`` and of every node it depends on. A weight outside this set has

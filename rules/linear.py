@@ -14,12 +14,12 @@ Ids = list[list[int]]
 
 
 def weight(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | None = None) -> Ids:
-    """Add a weight matrix as trainable leaves; returns their ids, same shape.
+    """Add a weight matrix as trainable leaves; returns their ids, same shape
+    (:meth:`derive.graph.Graph.weight`).
 
     Leaf metadata: ``param`` = name, ``position`` = 1-based row, ``index`` = 1-based column.
     """
-    return [[graph.leaf(v, Meta.weight(name, r + 1, c + 1, block)) for c, v in enumerate(row)]
-            for r, row in enumerate(matrix)]
+    return graph.weight(name, matrix, block)
 
 
 def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None) -> list[int] | None:

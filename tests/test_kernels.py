@@ -122,5 +122,7 @@ def test_weight_labels_printed_on_demand_are_the_names_printing(name):
     assert leaves
     for meta in leaves:
         name = Name(meta.param, param=True, position=meta.position, index=meta.index)
-        assert meta == Meta.of(name, block=meta.block, token=meta.token)  # E rows carry their piece
+        made = Meta.of(name, block=meta.block, token=meta.token)  # E rows carry their piece
+        for field in ("symbol", "label", "block", "head", "position", "index", "norm", "param", "token"):
+            assert getattr(meta, field) == getattr(made, field), field
         assert meta.label == text(name)
