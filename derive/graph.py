@@ -801,6 +801,15 @@ class Graph:
         """An unnamed intermediate (not exported)."""
         return self.add(op, parents, Meta(None, label))
 
+    def operations(self) -> list[int]:
+        """The ids of every node but the weights' entries (whose only readers are here),
+        in order: what a scan for the readers of a weight needs to look at."""
+        ids, at = [], 0
+        for w in self.weights:
+            ids += range(at, w.start)
+            at = w.start + w.rows * w.cols
+        return ids + list(range(at, len(self.nodes)))
+
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
         return list(self._params)

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from derive.registry import Convention, Operation, register
 from derive import formula as F
-from derive.graph import Graph
+from derive.graph import Graph, WeightEntry
 from derive.name import Name
 from derive.printing import counted, listed
 from derive.steps import Equation, Ref, Step, Table, vec
@@ -78,9 +78,14 @@ def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
     """The leaves of every weight but E, by (block, name) in the graph's order, then by
     row (1-based): ``{(1, "W_Q"): {1: [leaf, ...], ...}, ...}``."""
     out: dict[tuple, dict[int, list[int]]] = {}
-    for leaf in graph.param_leaves():
+    for w in graph.weights:
+        if w.param != "E":
+            rows = out.setdefault((w.block, w.param), {})
+            for r in range(w.rows):
+                rows.setdefault(r + 1, []).extend(range(w.start + r * w.cols, w.start + (r + 1) * w.cols))
+    for leaf in graph.param_leaves():  # a trainable leaf of its own (given logits: the case has no weight)
         meta = graph.nodes[leaf].meta
-        if meta.param != "E":
+        if not isinstance(meta, WeightEntry):
             out.setdefault((meta.block, meta.param), {}).setdefault(meta.position, []).append(leaf)
     return out
 

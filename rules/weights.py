@@ -62,15 +62,18 @@ def weight_groups(graph: Graph) -> dict[tuple, list[int]]:
             weight must declare it: the registry is the only list).
     """
     groups: dict[tuple, list[int]] = {}
-    for leaf in graph.param_leaves():
-        meta = graph.nodes[leaf].meta
-        if meta.symbol == "param":
-            groups.setdefault((meta.block, meta.head, meta.param), []).append(leaf)
+    for w in graph.weights:
+        ids = range(w.start, w.start + w.rows * w.cols)
+        if not w.heads:  # (the usual: one weight, one group)
+            groups.setdefault((w.block, None, w.param), []).extend(ids)
+            continue
+        for i in ids:  # a hand-set weight per head: the slices of its heads
+            groups.setdefault((w.block, graph.nodes[i].meta.head, w.param), []).append(i)
     for name in dict.fromkeys(param for _, _, param in groups):
         if declared(name) is None:
             raise ValueError(f"the weight {name} is declared by no registered operation")
     first_use: dict[int, int] = {}
-    for i in range(len(graph.nodes) - 1, -1, -1):  # backwards, so the first reader is written last
+    for i in reversed(graph.operations()):  # backwards, so the first reader is written last
         first_use.update(dict.fromkeys(graph.nodes[i].parents, i))
     read = lambda leaves: (min(first_use.get(leaf, len(graph.nodes)) for leaf in leaves), leaves[0])  # noqa: E731
     return dict(sorted(groups.items(), key=lambda item: read(item[1])))
