@@ -189,30 +189,28 @@ def _build(case: Case) -> Derivation:
 
     graph = Graph()
     steps, loss, outputs = model(graph, case)
-    _check_gradients(case, graph)
+    _check_weight_names(case, graph)
     return Derivation(case, graph, steps, loss, outputs)
 
 
-def _check_gradients(case: Case, graph: Graph) -> None:
-    """``conventions.gradients`` names only weights this case has (a name it lacks would
-    silently leave the whole training step out).
+def _check_weight_names(case: Case, graph: Graph) -> None:
+    """``conventions.gradients`` and ``conventions.trained`` name only weights this case
+    has (a name it lacks would silently leave the whole training step out, or move nothing).
 
     Raises:
-        CaseError: naming the weights it lacks and the weights it has (a tied W_U: name E;
-            given logits: no weight, only [] or "all")."""
-    gradients = case.conventions.gradients
-    if not gradients:
-        return
-    weights = list(dict.fromkeys(graph.nodes[i].meta.param for i in graph.param_leaves()
-                                 if graph.nodes[i].meta.symbol == "param"))
-    missing = [name for name in gradients if name not in weights]
-    if not missing:
-        return
-    if case.logits is not None:
-        expected = '"all" or [] (the logits are given: the case has no weight, and dL/dz is derived unless [])'
-    else:
-        expected = "a list of this case's weights: " + ", ".join(weights)
-        if "W_U" in missing and case.W_U is None and "E" in weights:
-            expected += " (W_U is tied to E, W_U = E^T: name E)"
-    raise CaseError(f"names {', '.join(missing)}, which this case does not have", file=case.path,
-                    field="conventions.gradients", expected=expected)
+        CaseError: naming the field, the weights it lacks and the weights the case has (a
+            tied W_U: name E; given logits: no weight, only "all" or [])."""
+    weights = list(dict.fromkeys(w.param for w in graph.weights))
+    for field in ("gradients", "trained"):
+        missing = [name for name in getattr(case.conventions, field) or () if name not in weights]
+        if not missing:
+            continue
+        if case.logits is not None:
+            expected = ('"all" or [] (the logits are given: the case has no weight' +
+                        (', and dL/dz is derived unless [])' if field == "gradients" else ')'))
+        else:
+            expected = "a list of this case's weights: " + ", ".join(weights)
+            if "W_U" in missing and case.W_U is None and "E" in weights:
+                expected += " (W_U is tied to E, W_U = E^T: name E)"
+        raise CaseError(f"names {', '.join(missing)}, which this case does not have", file=case.path,
+                        field=f"conventions.{field}", expected=expected)

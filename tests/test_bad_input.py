@@ -187,6 +187,9 @@ BAD_CASES = [
      "field conventions.final_layernorm", ["'yes'", "expected true or false"]),
     ("trained-a-string", edit('trained = ["E"]', 'trained = "E"'),
      "field conventions.trained", ["'E'", 'expected "all" or a list of weight names']),
+    ("trained-a-weight-the-case-lacks", edit('trained = ["E"]', 'trained = ["E", "b_Q"]'),  # a bias of some model, not this one's
+     "field conventions.trained", ["names b_Q, which this case does not have",
+                                   "expected a list of this case's weights: E, P, W_Q, W_K, W_V, W_O, W_1, W_2, W_U"]),
     ("text-a-number", edit('text = "the cat climbed the"', "text = 5"),
      "field prompt.text", ["5 is not a string", "expected the prompt as a string"]),
     ("text-empty", edit('text = "the cat climbed the"', 'text = ""'),
