@@ -646,6 +646,20 @@ class Weights:
         self.labels: dict[int, str] = {}
 
 
+class _Own:
+    """A field of one weight entry kept by its :class:`Weights` (a dict by offset, named
+    after the field: ``head`` in ``heads``), so that every view of the entry reads it."""
+
+    def __set_name__(self, owner, name):
+        self.store = name + "s"
+
+    def __get__(self, entry, owner=None):
+        return self if entry is None else getattr(entry.weights, self.store).get(entry.k)
+
+    def __set__(self, entry, value):
+        getattr(entry.weights, self.store)[entry.k] = value
+
+
 class WeightEntry:
     """Entry k (row-major offset) of a :class:`Weights`: the graph's node for it (a leaf:
     ``op`` None, no parents, ``leaf`` its exact value) and its metadata (``meta`` is the
@@ -694,23 +708,8 @@ class WeightEntry:
         """The 1-based column."""
         return self.k % self.weights.cols + 1
 
-    @property
-    def head(self) -> int | None:
-        """The head whose own slice a hand-set per-head weight's entry is (else None)."""
-        return self.weights.heads.get(self.k)
-
-    @head.setter
-    def head(self, h: int | None) -> None:
-        self.weights.heads[self.k] = h
-
-    @property
-    def token(self) -> str | None:
-        """The piece an entry of E's row embeds (else None)."""
-        return self.weights.tokens.get(self.k)
-
-    @token.setter
-    def token(self, piece: str | None) -> None:
-        self.weights.tokens[self.k] = piece
+    head = _Own()  # the head whose own slice a hand-set per-head weight's entry is (else None)
+    token = _Own()  # the piece an entry of E's row embeds (else None)
 
     @property
     def name(self) -> Name:
