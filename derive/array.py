@@ -28,7 +28,7 @@ from functools import partial
 from fractions import Fraction
 from typing import Callable
 
-from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Sqrt
+from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Operands, Sqrt
 from .kernels import MatMul
 
 
@@ -283,7 +283,7 @@ class Array:
                     out_row.append(e.node(graph, meta and meta(t, c)))
                 else:  # parents x_t, (b_c,) w_c, (1,): as Products lists them
                     b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
-                    e.done = graph.add(e.op, (*rows[t], *b, *cols[c], *one),
+                    e.done = graph.add(e.op, Operands(rows[t], b, cols[c], one),
                                        meta(t, c) if meta else Meta(None, "scratch"))
                     out_row.append(e.done)
             ids.append(out_row)

@@ -11,9 +11,11 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, partial
+from itertools import chain
 
 import sympy
 from flint import arb, fmpq
@@ -727,6 +729,40 @@ class WeightEntry:
         return labels[self.k]
 
 
+class Operands(Sequence):
+    """The parents of an entry of a matrix product ``x_t W (+ b)`` as
+    :class:`Dot` takes them: x_t's n ids, (b_c,), column c of W's n ids, (1,), read from
+    the row's and the column's id lists, which every entry of that row or column shares
+    (a tuple of 2n + 2 ids per entry is 50 MB at d_model 128). A sequence of ints like
+    the tuple it stands for (equal to it, hashed alike)."""
+
+    __slots__ = ("x", "b", "w", "one")
+
+    def __init__(self, x: list[int], b: tuple[int, ...], w: list[int], one: tuple[int, ...]):
+        self.x, self.b, self.w, self.one = x, b, w, one
+
+    def __len__(self) -> int:
+        return len(self.x) + len(self.b) + len(self.w) + len(self.one)
+
+    def __iter__(self):
+        return chain(self.x, self.b, self.w, self.one)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice) or not -len(self) <= i < len(self):
+            return tuple(self)[i]
+        i %= len(self)
+        for part in (self.x, self.b, self.w, self.one):
+            if i < len(part):
+                return part[i]
+            i -= len(part)
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, Operands) else other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+
 @dataclass(slots=True)
 class Node:
     """One quantity: ``op`` applied to ``parents`` (node ids), or a leaf when ``op`` is None
@@ -758,7 +794,7 @@ class Graph:
 
     def add(self, op: Op | None, parents, meta: Meta, leaf: fmpq | None = None) -> int:
         """Append a node and return its id."""
-        self.nodes.append(Node(op, tuple(parents), meta, leaf))
+        self.nodes.append(Node(op, parents if type(parents) is Operands else tuple(parents), meta, leaf))
         return len(self.nodes) - 1
 
     def leaf(self, value: Fraction, meta: Meta) -> int:
