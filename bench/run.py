@@ -529,6 +529,9 @@ def section_blocks(args, measure: Measure, folder: str) -> dict:
             cells.append(f"{secs(r):>22}" if "skipped" in r else f"{secs(r):>10} {r['peak_mb']:6.0f} MB   ")
         print(f"{d:7d} {shape['heads']:5d} {work:10.3g} | " + " | ".join(cells) + f" | {ratio(row['grad'], row['floor'])}",
               flush=True)
+        if "parts" in row["grad"]:  # where derive's time goes, for the next step
+            print("  derive grad: " + ", ".join(f"{k} {v:.2f} s" for k, v in row["grad"]["parts"].items())
+                  + f"; {row['grad']['nodes']:,} nodes, {row['grad']['quantities']:,} quantities rounded")
         if d == 128:
             r = row["grad"]
             print("  " + goal("d_model 128 with gradients under 1 s and 200 MB",
