@@ -48,6 +48,8 @@ def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
     ball_a = [type(v) is not fmpq for v in flat_a]
     ball_b = [type(v) is not fmpq for v in flat_b]
     any_a, any_b = True in ball_a, True in ball_b
+    if (any_a and False not in ball_a) or (any_b and False not in ball_b):
+        return _product_of_balls(T, n, m, flat_a, flat_b, ball_a, ball_b)
     qa = fmpq_mat(T, n, [0 if b else v for v, b in zip(flat_a, ball_a)] if any_a else flat_a)
     qb = fmpq_mat(n, m, [0 if b else v for v, b in zip(flat_b, ball_b)] if any_b else flat_b)
     exact = (qa * qb).entries()
@@ -67,6 +69,32 @@ def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
              * (arb_mat(n, m, flat_b) if any_b else arb_mat(qb))).entries()
     out = [b if k else e for e, b, k in zip(exact, balls, inexact)]
     return [out[t * m:(t + 1) * m] for t in range(T)]
+
+
+def _product_of_balls(T: int, n: int, m: int, flat_a: list[Value], flat_b: list[Value], ball_a: list[bool],
+                      ball_b: list[bool]) -> list[list[Value]]:
+    """:func:`product` when a factor is all balls (activations times exact weights, the
+    usual dense layer): a term with a ball factor is a ball term unless its other factor
+    is an exact 0, so C[t][c] is a ball exactly when the other factor's column c (A all
+    balls) or row t (B all balls) is not all exact zeros, and else an exact 0 (no term
+    is left). The same balls as the general path (the same arb_mat product), without
+    its exact product and its count of ball terms."""
+    any_a, any_b = True in ball_a, True in ball_b
+    a = arb_mat(T, n, flat_a) if any_a else arb_mat(fmpq_mat(T, n, flat_a))
+    b = arb_mat(n, m, flat_b) if any_b else arb_mat(fmpq_mat(n, m, flat_b))
+    balls = (a * b).entries()
+    live_rows, live_cols = [True] * T, [True] * m
+    if False not in ball_a:  # A all balls: a column of B of exact zeros leaves an exact 0
+        if not any_b:
+            cols = fmpq_mat(n, m, flat_b).transpose().entries()
+            live_cols = [any(cols[c * n:(c + 1) * n]) for c in range(m)]
+        elif False in ball_b:
+            live_cols = [any(ball_b[k * m + c] or flat_b[k * m + c] != 0 for k in range(n)) for c in range(m)]
+    elif not any_a:  # B all balls, A exact: a row of A of exact zeros leaves an exact 0
+        live_rows = [any(flat_a[t * n:(t + 1) * n]) for t in range(T)]
+    else:  # B all balls, A mixed
+        live_rows = [any(ball_a[k] or flat_a[k] != 0 for k in range(t * n, (t + 1) * n)) for t in range(T)]
+    return [[balls[t * m + c] if live_rows[t] and live_cols[c] else ZERO for c in range(m)] for t in range(T)]
 
 
 def transpose(M: list[list]) -> list[list]:

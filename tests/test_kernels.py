@@ -49,14 +49,20 @@ def _matrix(rng: random.Random, rows: int, cols: int, balls: float, zeros: float
     return values, exact, ball
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(40))
 def test_product_matches_fractions_and_the_exactness_rule(seed):
+    """Mixed factors, and a factor all balls (no zeros: activations times weights, the
+    usual layer) beside an exact one with zero rows or columns, or beside balls."""
     rng = random.Random(seed)
     T, n, m = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 5)
+    all_balls = seed % 4  # 1: A all balls, 2: B all balls, 3: both, 0: mixed
     with ctx.workprec(64):
-        A, Ae, Ab = _matrix(rng, T, n, balls=rng.choice((0, 0.3, 1)), zeros=0.3)
-        B, Be, Bb = _matrix(rng, n, m, balls=rng.choice((0, 0.3)), zeros=0.4)
+        A, Ae, Ab = _matrix(rng, T, n, balls=1 if all_balls in (1, 3) else rng.choice((0, 0.3, 1)),
+                            zeros=0 if all_balls in (1, 3) else 0.3)
+        B, Be, Bb = _matrix(rng, n, m, balls=1 if all_balls in (2, 3) else rng.choice((0, 0.3)),
+                            zeros=0 if all_balls in (2, 3) else rng.choice((0.4, 0.8)))
         C = product(A, B)
+    with ctx.workprec(256):  # (a rational k/49 as a ball at 64 bits sticks out of a ball that holds it)
         for t in range(T):
             for c in range(m):
                 want = sum((Ae[t][k] * Be[k][c] for k in range(n)), Fraction(0))
