@@ -58,9 +58,9 @@ class Rounder:
         bits (asked for as ``prec``): the text of each value the ball decides goes into
         ``out``; returns the refs still undecided."""
         still = []
-        for ref in pending:
-            text = format_value(self.evaluator.value(ref, ev_prec), fmt)
-            if text is None and prec == START_PREC and _on_boundary(self.evaluator.value(ref, ev_prec), fmt):
+        for ref, value in zip(pending, self.evaluator.values(pending, ev_prec)):
+            text = format_value(value, fmt)
+            if text is None and prec == START_PREC and _on_boundary(value, fmt):
                 # A ball that still touches a rounding boundary at START_PREC bits is
                 # almost always a rational sitting on it (an e^s / e^s = 1 weight times
                 # a rational value): try its exact form before re-evaluating the whole

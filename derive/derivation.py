@@ -144,12 +144,13 @@ class Derivation:
         then dL/dtheta and theta after the step for every weight with a derivative
         (:meth:`gradient_leaves`), then the forward pass after the step (none when no
         weight has one: the loss alone)."""
-        named = [i for i, n in enumerate(self.graph.nodes) if n.meta.symbol and n.meta.symbol != "param"]
-        refs = [Ref("before", i) for i in named]
-        leaves = self.gradient_leaves()
-        if leaves:
-            refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
-            refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
+        with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
+            named = [i for i, n in enumerate(self.graph.nodes) if n.meta.symbol and n.meta.symbol != "param"]
+            refs = [Ref("before", i) for i in named]
+            leaves = self.gradient_leaves()
+            if leaves:
+                refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
+                refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs
 
 

@@ -54,37 +54,44 @@ class Format:
 
 def round_fraction_to_int(y: Fraction, mode: str) -> int:
     """The integer ``y`` rounds to under ``mode``, exactly (ties decided by the mode)."""
-    a, b = y.numerator, y.denominator
-    floor = a // b
-    if mode == "floor":
+    return _round_ratio(y.numerator, y.denominator, mode)
+
+
+def _round_ratio(a: int, b: int, mode: str) -> int:
+    """The integer a / b rounds to under ``mode`` (b > 0, not necessarily in lowest terms),
+    in integers: a = floor * b + rest with 0 <= rest < b; in the half modes twice the rest
+    against b says below, above or on the tie (no Fraction made)."""
+    floor, rest = divmod(a, b)
+    if mode == "floor" or (mode == "down" and a >= 0):
         return floor
-    if mode == "ceiling":
-        return -(-a // b)
-    if mode == "down":
-        return floor if a >= 0 else -(-a // b)
-    twice = 2 * (y - floor)  # in [0, 2)
-    if twice < 1:
+    if mode in ("ceiling", "down"):  # (down, a < 0: toward zero is up)
+        return floor + 1 if rest else floor
+    twice = 2 * rest  # in [0, 2b)
+    if twice < b:
         return floor
-    if twice > 1:
+    if twice > b:
         return floor + 1
     if mode == "half-even":
         return floor if floor % 2 == 0 else floor + 1
-    return floor + 1 if y > 0 else floor  # half-away
+    return floor + 1 if a > 0 else floor  # half-away
 
 
 def _certified_floor(z: arb) -> int | None:
-    """floor(z) when every point of the ball lies strictly between two integers."""
-    k = int(z.mid().floor().unique_fmpz())
-    if z > k and z < k + 1:
-        return k
-    return None
+    """floor(z) when every point of the ball lies strictly between two integers (the
+    closed ball holds no integer: one touching an integer is undecided)."""
+    if z.contains_integer():
+        return None
+    return int(z.mid().floor().unique_fmpz())
+
+
+HALF = arb(0.5)  # (exact: a module constant, not an fmpq converted for every value)
 
 
 def round_ball_to_int(y: arb, mode: str) -> int | None:
     """The integer ``y`` rounds to under ``mode``, or None when the ball touches a
     rounding boundary (an integer for directed modes, a half-integer otherwise)."""
     if mode in ("half-away", "half-even"):
-        return _certified_floor(y + fmpq(1, 2))
+        return _certified_floor(y + HALF)
     if mode == "floor":
         return _certified_floor(y)
     if mode == "ceiling":
@@ -103,13 +110,22 @@ def round_ball_to_int(y: arb, mode: str) -> int | None:
 
 def decade_fraction(q: Fraction) -> int:
     """floor(log10 |q|) for q != 0, exactly."""
-    a, b = abs(q.numerator), q.denominator
+    return _decade_ratio(abs(q.numerator), q.denominator)
+
+
+def _decade_ratio(a: int, b: int) -> int:
+    """floor(log10(a / b)) for integers a, b > 0, exactly (compared in integers)."""
     e = int((a.bit_length() - b.bit_length()) * 0.30102999566398)  # within one of the answer
-    while Fraction(10) ** e > Fraction(a, b):
+    while not _pow10_at_most(e, a, b):
         e -= 1
-    while Fraction(10) ** (e + 1) <= Fraction(a, b):
+    while _pow10_at_most(e + 1, a, b):
         e += 1
     return e
+
+
+def _pow10_at_most(e: int, a: int, b: int) -> bool:
+    """Whether 10^e <= a / b (b > 0)."""
+    return b * 10 ** e <= a if e >= 0 else b <= a * 10 ** -e
 
 
 def _decade_ball(x: arb) -> int | None:
@@ -171,16 +187,23 @@ def _sig_text(n: int, e: int, fmt: Format, negative: bool) -> str:
 
 def format_fraction(q: Fraction, fmt: Format) -> str:
     """Correctly round an exact rational to text under ``fmt`` (ties by the mode)."""
+    return _format_ratio(q.numerator, q.denominator, fmt)
+
+
+def _format_ratio(a: int, b: int, fmt: Format) -> str:
+    """:func:`format_fraction` of a / b (integers, b > 0, not necessarily in lowest
+    terms): a * 10^N / b rounded in integers."""
     if fmt.places is not None:
-        n = round_fraction_to_int(q * Fraction(10) ** fmt.places, fmt.mode)
-        return _text(n, fmt.places, q < 0, fmt)
-    if q == 0:
+        n = _round_ratio(a * 10 ** fmt.places, b, fmt.mode)
+        return _text(n, fmt.places, a < 0, fmt)
+    if a == 0:
         return _text(0, max(fmt.sig - 1, 0), False, fmt)
-    e = decade_fraction(q)
-    n = round_fraction_to_int(q * Fraction(10) ** (fmt.sig - 1 - e), fmt.mode)
+    e = _decade_ratio(abs(a), b)
+    shift = fmt.sig - 1 - e  # (negative: a value with more digits before the point than sig)
+    n = _round_ratio(a * 10 ** shift, b, fmt.mode) if shift >= 0 else _round_ratio(a, b * 10 ** -shift, fmt.mode)
     if abs(n) == 10 ** fmt.sig:  # rounded up into the next decade
         e, n = e + 1, n // 10
-    return _sig_text(n, e, fmt, q < 0)
+    return _sig_text(n, e, fmt, a < 0)
 
 
 GIVEN_EXTRA_PLACES = 3  # a given number prints whole with up to this many places more than the run's
@@ -256,7 +279,7 @@ def _format_ball(x: arb, fmt: Format, span: int) -> str | None:
         # (FLINT would abort the process turning such a ball into an integer).
         return _format_sig(x, replace(fmt, places=None, sig=fmt.places + 1) if fmt.places is not None else fmt)
     if x.is_exact():
-        return format_fraction(_arb_to_fraction(x), fmt)
+        return _format_ratio(*_arb_ratio(x), fmt)
     if fmt.places is not None:
         n = round_ball_to_int(x * _pow10(fmt.places), fmt.mode)
         if n is None:
@@ -298,16 +321,19 @@ def _across_power_of_ten(x: arb, fmt: Format) -> str | None:
     return None
 
 
-def _arb_to_fraction(x: arb) -> Fraction:
+def _arb_ratio(x: arb) -> tuple[int, int]:
+    """An exact ball's value m * 2^e as integers a, b with a / b = m * 2^e (b > 0)."""
     m, e = x.mid().man_exp()
     m, e = int(m), int(e)
-    return Fraction(m * 2 ** e) if e >= 0 else Fraction(m, 2 ** (-e))
+    return (m << e, 1) if e >= 0 else (m, 1 << -e)
 
 
 def format_value(v, fmt: Format) -> str | None:
     """Round an fmpq, Fraction or arb under ``fmt``; None when a ball is too wide."""
+    if isinstance(v, arb):  # (first: nearly every value of a model is a ball)
+        return format_ball(v, fmt)
     if isinstance(v, fmpq):
-        return format_fraction(Fraction(int(v.p), int(v.q)), fmt)
+        return _format_ratio(int(v.p), int(v.q), fmt)
     if isinstance(v, Fraction):
         return format_fraction(v, fmt)
     return format_ball(v, fmt)
