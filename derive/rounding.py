@@ -154,6 +154,14 @@ def _pow10(e: int) -> fmpq | arb:
     return _exact_pow10(e)
 
 
+@lru_cache(maxsize=64)
+def _scale(places: int) -> arb:
+    """10^places (places >= 0) as a ball: exact at any precision (arb holds an integer
+    whole), so a ball times it is rounded once, at the working precision, as times the
+    fmpq 10^places, without converting that fmpq for every value."""
+    return arb(10 ** places)
+
+
 @lru_cache(maxsize=256)
 def _exact_pow10(e: int) -> fmpq:
     """10^e as an exact fmpq (kept: every value of a table is scaled by the same power)."""
@@ -281,7 +289,7 @@ def _format_ball(x: arb, fmt: Format, span: int) -> str | None:
     if x.is_exact():
         return _format_ratio(*_arb_ratio(x), fmt)
     if fmt.places is not None:
-        n = round_ball_to_int(x * _pow10(fmt.places), fmt.mode)
+        n = round_ball_to_int(x * _scale(fmt.places), fmt.mode)
         if n is None:
             return None
         if n == 0 and fmt.signed_zero and not (x < 0 or x > 0):

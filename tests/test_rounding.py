@@ -33,6 +33,7 @@ from derive.rounding import (
     format_ball,
     format_fraction,
     format_value,
+    round_ball_to_int,
     round_fraction_to_int,
 )
 
@@ -609,6 +610,121 @@ def test_random_compositions(tree, scale, fmt, prec, near, near_prec):
     check(value_arb(near_prec), near_prec, fmt, value_mp, ref, label="near, low precision: ")
     # at 400 bits the ball is far narrower than the distance to the boundary: decided
     assert check(value_arb(400), 400, fmt, value_mp, ref, label="near, 400 bits: ") is not None
+
+
+# =========================================================================== 2b. balls, by their endpoints
+# A ball at fixed places against its two endpoints, read exactly as fractions: the ball
+# decides the last digit iff no rounding boundary (a tie in the half modes, a grid point in
+# the directed ones, not 0 for "down"; 0 too when a signed zero is asked for) lies in the
+# closed interval, and then prints its midpoint's rounding. The balls are built to sit on a
+# boundary, touch one with an endpoint (dyadic boundaries: the grid where 5^N divides it, the
+# ties at 0 places, and 0), straddle it by a few ulps, or lie near 0.
+
+
+def _holds_boundary(lo: Fraction, hi: Fraction, fmt: Format) -> bool:
+    """Whether the closed interval [lo, hi] (already scaled by 10^places) holds a point
+    where the rounded text changes (in floor and ceiling, written with math.floor/ceil)."""
+    if fmt.signed_zero and lo <= 0 <= hi:
+        return True
+    if fmt.mode in ("half-away", "half-even"):
+        return math.ceil(lo - Fraction(1, 2)) <= math.floor(hi - Fraction(1, 2))
+    first, last = math.ceil(lo), math.floor(hi)  # the integers in [lo, hi]
+    if fmt.mode == "down":
+        return first <= last and not first == last == 0
+    return first <= last
+
+
+@st.composite
+def dyadic_balls(draw, places: int):
+    """(midpoint, radius asked for) as Fractions; the radius 0 for an exact ball, and for
+    "touch" the midpoint is set against the radius the ball really gets (see _ball)."""
+    kind = draw(st.sampled_from(["touch", "touch", "near", "near", "zero", "random", "exact"]))
+    sign = draw(st.sampled_from([1, -1]))
+    bits = draw(st.integers(1, 160))
+    rad = Fraction(draw(st.integers(1, 2**30 - 1)), 2 ** draw(st.integers(bits, bits + 80)))
+    if kind == "touch":  # a dyadic boundary t: i / 2^places is 5^places * i / 10^places
+        t = Fraction(draw(st.one_of(st.integers(0, 4), st.integers(0, 10**6))), 2**places)
+        if draw(st.booleans()):  # as wide as a unit: "down" around 0, reaching +-1
+            rad = Fraction(draw(st.integers(1, 2**30 - 1)), 2**29)
+        if places == 0 and draw(st.booleans()):
+            t += Fraction(1, 2)  # a tie at 0 places
+        return ("touch", sign * t, draw(st.sampled_from([1, -1])), rad)
+    if kind == "near":  # a boundary or grid point j / 10^places or (j + 1/2) / 10^places, to `bits` bits
+        j = Fraction(draw(st.integers(0, 10**6))) + draw(st.sampled_from([0, Fraction(1, 2)]))
+        m = math.floor(sign * j / 10**places * 2**bits) + draw(st.integers(-3, 3))
+        return ("near", Fraction(m, 2**bits), 0, rad)
+    if kind == "zero":
+        return ("zero", Fraction(draw(st.integers(-8, 8)), 2 ** draw(st.integers(0, 300))), 0, rad)
+    m = Fraction(draw(st.integers(-(2**80), 2**80)), 2**bits)
+    return ("random" if kind == "random" else "exact", m, 0, rad if kind == "random" else 0)
+
+
+def _ball(kind: str, mid: Fraction, side: int, rad: Fraction) -> arb:
+    """The arb ball: radius ``rad`` (arb rounds it up to its own 30-bit form), then the
+    midpoint added exactly; for "touch", the midpoint is t + side * (the real radius), so
+    one endpoint is exactly t."""
+    prec = 64 + max(abs(mid.numerator).bit_length(), mid.denominator.bit_length()) + 400
+    with ctx.workprec(prec):
+        if rad == 0:
+            x = arb(fmpq(mid.numerator, mid.denominator))
+            assert x.is_exact()
+            return x
+        x = arb(0, fmpq(rad.numerator, rad.denominator))
+        if kind == "touch":
+            mid += side * _arb_fraction(x.rad())
+        return x + fmpq(mid.numerator, mid.denominator)
+
+
+@pytest.mark.parametrize("t, side, rad, fmt, expected", [
+    (Fraction(5, 2), 1, Fraction(1, 8), places(0), None),  # [2.5, 2.75]: touches the tie 2.5
+    (Fraction(5, 2), 1, Fraction(1, 8), places(0, "floor"), "2"),  # 2.5 is no boundary for floor
+    (Fraction(2), 1, Fraction(1, 8), places(0, "floor"), None),  # [2, 2.25]: touches 2
+    (Fraction(2), -1, Fraction(1, 8), places(0, "ceiling"), None),  # [1.75, 2]
+    (Fraction(1), -1, Fraction(3, 4), places(0, "down"), None),  # [-0.5, 1]: touches 1
+    (Fraction(-1), 1, Fraction(3, 4), places(0, "down"), None),  # [-1, 0.5]
+    (Fraction(0), 1, Fraction(1, 4096), places(3, signed_zero=True), None),  # [0, 2^-11]: the sign of 0 unknown
+    (Fraction(0), 1, Fraction(1, 4096), places(3), "0.000"),  # [0, 0.00049]: 0 is no boundary here
+    (Fraction(1, 8), -1, Fraction(1, 2**20), places(3), "0.125"),  # 1/8 = 0.125 is a grid point, no tie
+])
+def test_ball_touching_a_boundary(t, side, rad, fmt, expected):
+    """An endpoint exactly on a boundary decides nothing (the closed ball holds it); the
+    integer itself (round_ball_to_int, no scaling to widen the ball) is decided likewise."""
+    x = _ball("touch", t, side, rad)
+    assert (_arb_fraction(x.mid()) - side * _arb_fraction(x.rad())) == t
+    assert format_ball(x, fmt) == expected
+    if fmt.places == 0:
+        assert round_ball_to_int(x, fmt.mode) == (None if expected is None else int(expected))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(data=st.data(), places_=st.sampled_from([0, 0, 1, 2, 3, 3, 4, 6, 12, 30]), mode=st.sampled_from(MODES),
+       signed_zero=st.booleans(), minus=st.sampled_from(["-", MINUS]), prec=st.sampled_from([53, 200]))
+def test_balls_at_places_against_their_endpoints(data, places_, mode, signed_zero, minus, prec):
+    fmt = Format(places=places_, mode=mode, signed_zero=signed_zero, minus=minus)
+    kind, mid, side, rad = data.draw(dyadic_balls(places_))
+    x = _ball(kind, mid, side, rad)
+    with ctx.workprec(prec):  # (the caller's precision: format_ball raises it as the ball needs)
+        got = format_ball(x, fmt)
+        assert format_value(x, fmt) == got
+    mid, rad = _arb_fraction(x.mid()), _arb_fraction(x.rad())
+    note(f"{kind}: mid={mid} rad={rad} fmt={fmt} derive={got!r}")
+    expected = integer_reference(mid, fmt)  # the midpoint's rounding, exactly
+    if rad == 0:  # an exact ball: the exact path, ties by the mode
+        event("exact")
+        assert got == expected
+        return
+    lo, hi = (mid - rad) * 10**places_, (mid + rad) * 10**places_
+    if _holds_boundary(lo, hi, fmt):
+        event("touches a boundary" if _holds_boundary(lo, lo, fmt) or _holds_boundary(hi, hi, fmt)
+              else "straddles a boundary")
+        assert got is None
+    elif got is None:  # allowed only within derive's rounding of x * 10^N at the working precision
+        event("undecided within the working precision")
+        slack = (abs(lo) + abs(hi) + 1) / 2**60
+        assert _holds_boundary(lo - slack, hi + slack, fmt), "undecided, but the ball is clear of every boundary"
+    else:
+        event("decided")
+        assert got == expected
 
 
 # =========================================================================== 3. rationals
