@@ -10,6 +10,7 @@ higher precision or takes the exact path. A digit is never guessed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
@@ -171,11 +172,15 @@ def _exact_pow10(e: int) -> fmpq:
 # --------------------------------------------------------------------------- text
 
 def _text(n: int, places: int, negative: bool, fmt: Format) -> str:
-    """Decimal text of n * 10^-places (places >= 0)."""
-    digits = str(abs(n)).rjust(places + 1, "0")
-    body = digits[:-places] + "." + digits[-places:] if places > 0 else digits
-    sign = fmt.minus if (n < 0 or (n == 0 and negative and fmt.signed_zero)) else ""
-    return sign + body
+    """Decimal text of n * 10^-places (places >= 0); ``negative``: the value rounded was
+    below 0 (a zero then prints as ``-0.000`` when ``fmt.signed_zero`` asks for it)."""
+    digits = str(-n if n < 0 else n)
+    if places:
+        digits = digits.rjust(places + 1, "0")
+        digits = f"{digits[:-places]}.{digits[-places:]}"
+    if n < 0 or (negative and n == 0 and fmt.signed_zero):
+        return fmt.minus + digits
+    return digits
 
 
 def _scientific(n: int, e: int, fmt: Format) -> str:
@@ -249,6 +254,11 @@ def format_ball(x: arb, fmt: Format) -> str | None:
     if not x.is_finite():
         return None  # a NaN or infinite ball (e.g. sqrt of a ball that dips below 0) decides nothing
     digits = fmt.places if fmt.places is not None else fmt.sig
+    near = float(x)  # the double nearest the midpoint: its exponent is the span or one more
+    if near and math.isfinite(near):  # (0 or inf: beyond the doubles' range, or a zero midpoint)
+        span = math.frexp(near)[1]
+        if _rounding_precision(x.bits(), abs(span) + 1, digits) <= ctx.prec:
+            return _format_ball(x, fmt, span)  # (the precision the exact span below would ask, or less)
     man, exp = x.mid().man_exp()
     man_bits = man.bit_length()
     span = int(exp) + man_bits if man else 0  # bits before the point (negative: zeros after it)
@@ -294,7 +304,7 @@ def _format_ball(x: arb, fmt: Format, span: int) -> str | None:
             return None
         if n == 0 and fmt.signed_zero and not (x < 0 or x > 0):
             return None  # the sign of a zero is asked for and not known
-        return _text(n, fmt.places, bool(x < 0), fmt)
+        return _text(n, fmt.places, n == 0 and bool(x < 0), fmt)  # (the ball's sign shows only on a zero)
     return _format_sig(x, fmt)
 
 
