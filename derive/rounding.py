@@ -82,6 +82,12 @@ def _certified_floor(z: arb) -> int | None:
     closed ball holds no integer: one touching an integer is undecided)."""
     if z.contains_integer():
         return None
+    # The double nearest the midpoint lies between the same two integers as the midpoint
+    # (below 2^52 every integer is a double) or on one of them: then, or past 2^52, the
+    # midpoint is read exactly.
+    near = float(z)
+    if -2**52 < near < 2**52 and near != math.floor(near):
+        return math.floor(near)
     return int(z.mid().floor().unique_fmpz())
 
 

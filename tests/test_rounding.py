@@ -696,6 +696,25 @@ def test_ball_touching_a_boundary(t, side, rad, fmt, expected):
         assert round_ball_to_int(x, fmt.mode) == (None if expected is None else int(expected))
 
 
+@pytest.mark.parametrize("mid", [
+    Fraction(7) + Fraction(1, 2**70), Fraction(-7) - Fraction(1, 2**70),  # the nearest double is the integer
+    Fraction(7) - Fraction(1, 2**70), Fraction(2**60) + Fraction(1, 4), -Fraction(2**60) - Fraction(1, 4),  # beyond 2^52
+    Fraction(2**52) - Fraction(1, 4), Fraction(-(2**52)) + Fraction(1, 3 * 2**40), Fraction(3, 8), Fraction(-3, 8),
+    Fraction(2**1100) + Fraction(1, 4),  # past the doubles: float() is inf
+])
+@pytest.mark.parametrize("mode", MODES)
+def test_integer_of_a_ball_near_an_integer(mid, mode):
+    """round_ball_to_int of a ball 2^-90 wide within 2^-70 of an integer, or past 2^52 (or
+    past the doubles), where a double cannot tell the integer below it: the exact rounding
+    of its midpoint."""
+    x = _ball("near", mid, 0, Fraction(1, 2**90))
+    assert abs(_arb_fraction(x.mid()) - mid) <= _arb_fraction(x.rad()) < Fraction(1, 2**80)
+    rounded = {"floor": math.floor, "ceiling": math.ceil, "down": math.trunc, "half-even": round,
+               "half-away": lambda y: math.floor(y + Fraction(1, 2)) if y >= 0 else -math.floor(-y + Fraction(1, 2))}
+    with ctx.workprec(2048):  # (the half modes add 1/2: at 53 bits that alone would widen the ball past the tie)
+        assert round_ball_to_int(x, mode) == rounded[mode](mid)
+
+
 @settings(max_examples=2000, deadline=None)
 @given(data=st.data(), places_=st.sampled_from([0, 0, 1, 2, 3, 3, 4, 6, 12, 30]), mode=st.sampled_from(MODES),
        signed_zero=st.booleans(), minus=st.sampled_from(["-", MINUS]), prec=st.sampled_from([53, 200]))
