@@ -763,6 +763,21 @@ class Operands(Sequence):
         return hash(tuple(self))
 
 
+def _parts(parents, shared: set[int]) -> list:
+    """A node's parents in parts: an entry of a matrix product's (:class:`Operands`) as its
+    row's ids, its column's ids and the bias terms, leaving out a row or column whose list
+    (shared by the entries that read it) is already in ``shared`` (its ids already met),
+    which it then joins; any other node's parents as one part."""
+    if type(parents) is not Operands:
+        return [parents]
+    parts = [parents.b, parents.one]
+    for part in (parents.x, parents.w):
+        if id(part) not in shared:
+            shared.add(id(part))
+            parts.append(part)
+    return parts
+
+
 @dataclass(slots=True)
 class Node:
     """One quantity: ``op`` applied to ``parents`` (node ids), or a leaf when ``op`` is None
@@ -853,9 +868,29 @@ class Graph:
         """Ids of ``node`` and of every node it depends on. A weight outside this set has
         derivative exactly 0 with respect to ``node`` (no path reaches it): the only leaves
         reverse mode can move."""
-        seen, todo = {node}, [node]
+        seen, todo, shared = {node}, [node], set()
         while todo:
-            fresh = set(self.nodes[todo.pop()].parents) - seen  # one set operation per node, not per parent
+            fresh = set()
+            for part in _parts(self.nodes[todo.pop()].parents, shared):
+                fresh |= set(part) - seen  # one set operation per part, not per parent
             seen |= fresh
             todo += fresh
         return seen
+
+    def first_readers(self) -> dict[int, int]:
+        """For every node id that some node reads, the id of the first node reading it
+        (the order in which a page meets the weights)."""
+        first: dict[int, int] = {}
+        shared: dict[int, tuple[int, list[int]]] = {}  # a row's or a column's id list: its first reader
+        for i in reversed(self.operations()):  # backwards, so the first reader is written last
+            parents = self.nodes[i].parents
+            if type(parents) is Operands:
+                shared[id(parents.x)], shared[id(parents.w)] = (i, parents.x), (i, parents.w)
+                first.update(dict.fromkeys(parents.b + parents.one, i))
+            else:
+                first.update(dict.fromkeys(parents, i))
+        for i, part in shared.values():
+            for p in part:
+                if first.get(p, i + 1) > i:
+                    first[p] = i
+        return first

@@ -72,9 +72,7 @@ def weight_groups(graph: Graph) -> dict[tuple, list[int]]:
     for name in dict.fromkeys(param for _, _, param in groups):
         if declared(name) is None:
             raise ValueError(f"the weight {name} is declared by no registered operation")
-    first_use: dict[int, int] = {}
-    for i in reversed(graph.operations()):  # backwards, so the first reader is written last
-        first_use.update(dict.fromkeys(graph.nodes[i].parents, i))
+    first_use = graph.first_readers()
     read = lambda leaves: (min(first_use.get(leaf, len(graph.nodes)) for leaf in leaves), leaves[0])  # noqa: E731
     return dict(sorted(groups.items(), key=lambda item: read(item[1])))
 
