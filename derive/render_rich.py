@@ -3,9 +3,13 @@ generation (``derive generate``) as the logits step of each new token."""
 
 from __future__ import annotations
 
+import re
+
+from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Group
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -89,9 +93,12 @@ def _note_lines(notes: list[Note]) -> list["Line"]:
 class Line:
     """A paragraph of plain text in one Rich style (a heading, a step's words, an
     equation, a note), printed as :class:`rich.text.Text` prints it: wrapped at its spaces
-    to the page's width. A paragraph whose every line fits the page is handed to Rich with
-    ``overflow="ignore"``, which prints the same lines without measuring them word by word
-    (crane: 3,715 notes of up to 2,000 characters on a page as wide as its widest table).
+    to the page's width (Rich's own word division, :func:`rich._wrap.divide_line`).
+
+    A paragraph of characters one cell wide each (no tab or control code) is handed to
+    Rich as the segments a Text would yield, one per line (crane: 3,715 notes of up to
+    2,000 characters, 2.5 MB: a Text measures each word's cells again and copies the text
+    line by line); any other is a Text.
 
     ``text``: the paragraph (newlines allowed); ``style``: a Rich style name or ``""``."""
 
@@ -99,8 +106,41 @@ class Line:
         self.text, self.style = text, style
 
     def __rich_console__(self, console, options):
-        fits = all(_fits(line, options.max_width) for line in self.text.split("\n"))
-        yield Text(self.text, style=self.style, overflow="ignore" if fits else None)
+        width = options.max_width
+        if options.no_wrap or options.overflow not in (None, "fold") or options.justify not in (None, "default") \
+                or _cells(self.text.replace("\n", " ")) != len(self.text) or _WIDE_SPACE.search(self.text):
+            fits = all(_fits(line, width) for line in self.text.split("\n"))
+            yield Text(self.text, style=self.style, overflow="ignore" if fits else None)
+            return
+        style = console.get_style(self.style) if self.style else None
+        new_line = Segment.line()
+        for paragraph in self.text.split("\n"):
+            for line in _divided(paragraph, width):
+                if line:
+                    yield Segment(line, style)
+                yield new_line
+
+
+_WIDE_SPACE = re.compile(r"(?=\s)[^\x00-\x7f]")  # a space Rich's word division sees that ASCII does not
+
+
+def _divided(paragraph: str, width: int) -> list[str]:
+    """The lines :meth:`rich.text.Text.wrap` makes of one paragraph (no newline) of
+    characters one cell wide each, none of them a non-ASCII space, at ``width`` with the
+    default justification and the ``fold`` overflow: Rich's break offsets
+    (:func:`rich._wrap.divide_line`, measured on an ASCII stand-in of as many cells), each
+    line's spaces past the width taken off (:meth:`rich.text.Text.rstrip_end`)."""
+    if len(paragraph) <= width:
+        return [paragraph]
+    stand_in = paragraph.encode("ascii", "replace").decode("ascii")  # same words, same cells
+    lines, start = [], 0
+    for end in divide_line(stand_in, width, fold=True) + [len(paragraph)]:
+        line = paragraph[start:end]
+        if len(line) > width:
+            line = line[:len(line) - min(len(line) - width, len(line) - len(line.rstrip()))]
+        lines.append(line)
+        start = end
+    return lines
 
 
 def _table(table, printer: Printer, marks: dict) -> "WholeTable":

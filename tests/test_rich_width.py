@@ -68,11 +68,12 @@ def _page(renderable, width: int, color: bool) -> str:
 
 @pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
 def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
-    """A paragraph (render_rich.Line) or a table column (WholeTable) whose text fits the
-    page is handed to Rich unwrapped: the page is the same, byte for byte and style for
-    style, as with rich.text.Text paragraphs and Rich columns that wrap, at widths where
-    cells fold, wrap and fit, and for text with wide, combining and zero-width characters
-    and tabs."""
+    """A paragraph (render_rich.Line, as segments or a Text) or a table column
+    (WholeTable) whose text fits the page is handed to Rich unwrapped: the page is the
+    same, byte for byte and style for style, as with rich.text.Text paragraphs and Rich
+    columns that wrap, at widths where cells fold, wrap and fit, and for text with wide,
+    combining and zero-width characters, tabs, non-ASCII spaces, runs of spaces and words
+    longer than the page."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -89,7 +90,11 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
 
     derivation = derivation_of(case)
     texts = [("\u6f22\u5b57 " * 30, "italic"), ("a\tb " * 20, ""), ("\nStep 1. x\ny " * 3, "bold"), ("word " * 50, ""),
-             ("e\u0301 " * 40, ""), ("a\u200db " * 40, "dim")]  # combining and zero-width characters
+             ("e\u0301 " * 40, ""), ("a\u200db " * 40, "dim"),  # combining and zero-width characters
+             ("  \u00b9 x_1: from the printed inputs, " + "\u22120.816\u00b7(\u22120.5) + 0.25\u2026 " * 40, "italic"),
+             ("x" * 130 + " " + "\u00b7" * 70 + " y", ""),  # words longer than the page fold
+             ("a   b    " * 30 + "   \n\n  lead " * 3 + "end  ", "dim"),  # runs of spaces, blank lines
+             ("\u00a0word\u2003" * 40, "bold")]  # spaces that are not ASCII
 
     def pages():
         paragraphs = [render_rich.Line(text, style=style) for text, style in texts]
