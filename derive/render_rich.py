@@ -183,13 +183,46 @@ class WholeTable:
                 whole = fits and all(_fits(cell, w) for cell in cells[i])
                 out.add_column(escape(self.columns[i]), justify="left", width=w, overflow="fold", no_wrap=whole)
             for row in self.rows:
-                out.add_row(*[escape(row[i]) for i in group])
+                out.add_row(*[_cell(row[i]) for i in group])
             yield out
 
     def natural_width(self) -> int:
         """The width of the table with every cell on one line."""
         return sum(max(map(len, [c] + [r[i] for r in self.rows])) + self.BORDER
                    for i, c in enumerate(self.columns)) + 1
+
+
+def _cell(text: str):
+    """A body cell for Rich's table: :class:`PlainCell` when Rich would print ``text`` as
+    it is (no markup bracket, emoji colon or backslash, one line of one-cell characters),
+    else the escaped text (Rich parses it as markup and wraps it)."""
+    if "[" in text or ":" in text or "\\" in text or "\n" in text or _cells(text) != len(text):
+        return escape(text)
+    return PlainCell(text)
+
+
+class PlainCell:
+    """A table cell of plain text that needs neither markup nor wrapping, rendered as the
+    one segment Rich's :class:`rich.text.Text` yields for it when it fits its column (the
+    text left-justified to the column's width, then the line's end): the same page without
+    Rich parsing, measuring and copying each of crane's 18,587 cells. A cell wider than its
+    column, or a column justified otherwise, is rendered by Rich as the text it is.
+
+    ``text``: one line of characters one cell wide each, none of ``[ : \\``
+    (see :func:`_cell`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __rich_console__(self, console, options):
+        text, width = self.text, options.max_width
+        if len(text) <= width and options.justify == "left" and not options.highlight:
+            yield Segment(text + " " * (width - len(text)))
+            yield Segment.line()
+        else:
+            yield console.render_str(text, highlight=options.highlight, markup=options.markup)
 
 
 def natural_width(renderable) -> int:
@@ -209,10 +242,17 @@ def _fits(text: str, width: int) -> bool:
 def _cells(text: str) -> int:
     """:func:`rich.cells.cell_len` of ``text``: its length when each of its distinct
     characters is one cell wide by Rich's own measure (a note of 2,000 characters has a
-    few dozen distinct ones), else Rich's count."""
-    if all(cell_len(c) == 1 for c in set(text)):
+    few dozen distinct ones; each character is measured once per run), else Rich's count."""
+    chars = set(text)
+    if chars <= _ONE_CELL:
+        return len(text)
+    if all(cell_len(c) == 1 for c in chars - _ONE_CELL):
+        _ONE_CELL.update(chars)
         return len(text)
     return cell_len(text)
+
+
+_ONE_CELL: set[str] = set()  # the characters :func:`_cells` has found one cell wide
 
 
 def _longest_word(text: str) -> int:

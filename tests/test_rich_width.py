@@ -69,12 +69,13 @@ def _page(renderable, width: int, color: bool) -> str:
 @pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
 def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     """A paragraph (render_rich.Line, as segments or a Text) or a table column
-    (WholeTable) whose text fits the page is handed to Rich unwrapped: the page is the
+    (WholeTable, its cells as PlainCell or markup) whose text fits the page is handed to Rich unwrapped: the page is the
     same, byte for byte and style for style, as with rich.text.Text paragraphs and Rich
     columns that wrap, at widths where cells fold, wrap and fit, and for text with wide,
     combining and zero-width characters, tabs, non-ASCII spaces, runs of spaces and words
     longer than the page."""
     from rich.console import Group
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
@@ -99,18 +100,22 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     def pages():
         paragraphs = [render_rich.Line(text, style=style) for text, style in texts]
         tables = [WholeTable("wide", ["id", "\u6f22\u5b57"], [["1", "\u6f22\u5b57" * 9], ["2", "x y"]]),
-                  WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]])]
+                  WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]]),
+                  WholeTable("cells", ["a", "b", "c"], [["\u22120.816\u00b9", " 1 ", ":smile: x:y:"], ["a\\", "[1, 2]", "[b]x[/b]"],
+                                                       ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]])]
         return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
                 Group(*paragraphs, *tables)]
 
-    fast = pages()
+    fast, plain_cells = pages(), render_rich._cell
     monkeypatch.setattr(render_rich, "Line", lambda text, style="": Text(text, style=style))
     monkeypatch.setattr(render_rich, "RichTable", Wrapping)
+    monkeypatch.setattr(render_rich, "_cell", escape)  # every cell as markup text Rich parses and wraps
     wrapped = pages()
     for width in (40, 60, 120, 300):
         for color in (False, True):
             for ours, rich in zip(fast, wrapped):
                 with monkeypatch.context() as patched:
                     patched.setattr(render_rich, "RichTable", Table)
+                    patched.setattr(render_rich, "_cell", plain_cells)
                     ours = _page(ours, width, color)
                 assert ours == _page(rich, width, color), (case, width, color)
