@@ -105,6 +105,8 @@ class _Formulas:
         method it finds for an expression's class remembered: the same method, found once
         per class instead of once per node (crane's 3,715 notes print 350,000 nodes)."""
         cls = type(expr)
+        if cls is Dec:  # the most common node (a printed number): no dispatch, nothing under it
+            return self._print_Dec(expr)
         method = _DISPATCH.get((type(self), cls))
         if method is None:
             method = _dispatch(type(self), cls)
@@ -142,19 +144,45 @@ class _Formulas:
 
     # ------------------------------------------------------------------ formula nodes
     def _print_Terms(self, expr: Terms) -> str:
-        out = ""
+        out = []
         for i, term in enumerate(expr.args):
-            if i and is_negative(term):
-                out += f" {self.minus} " + self._wrap(negated(term), SUM + 1, negative_too=True)
+            cls = type(term)
+            if cls is Dec or (cls is Times and type(term.args[0]) is Dec):
+                # a number or a product led by one (a reader's dot product: 0.453·0.453125 -
+                # 0.516·(-0.171875)): never in parentheses; a negative one after the first
+                # term is a subtraction of its digits, printed without building the negated term
+                dec = term if cls is Dec else term.args[0]
+                if i and dec.negative:
+                    out.append(f" {self.minus} " + (self._unsigned(dec) if cls is Dec
+                                                      else self._print_Times(term, unsigned=True)))
+                else:
+                    out.append((" + " if i else "") + self._print(term))
+            elif i and is_negative(term):
+                out.append(f" {self.minus} " + self._wrap(negated(term), SUM + 1, negative_too=True))
             else:
-                out += (" + " if i else "") + self._wrap(term, SUM + 1)
-        return out
+                out.append((" + " if i else "") + self._wrap(term, SUM + 1))
+        return "".join(out)
+
+    def _unsigned(self, dec: Dec) -> str:
+        """A negative printed number without its minus sign (``dec.negated()`` printed)."""
+        return self._number(dec.text[1:]) + (self._ellipsis if dec.cut else "")
 
     def _print_Neg(self, expr: Neg) -> str:
         return self.minus + self._wrap(expr.args[0], PRODUCT, negative_too=True)
 
-    def _print_Times(self, expr: Times) -> str:
-        parts = [self._wrap(f, PRODUCT + 1 if i else PRODUCT, negative_too=i > 0) for i, f in enumerate(expr.args)]
+    def _print_Times(self, expr: Times, unsigned: bool = False) -> str:
+        """``a · b``; with ``unsigned``, the product of a negative number and the rest
+        written without its minus sign (its :func:`~derive.formula.negated` printed)."""
+        parts = []
+        for i, f in enumerate(expr.args):
+            if type(f) is Dec:  # an atom: parenthesised only when negative after the first factor
+                if i:
+                    parts.append(self._paren(self._print_Dec(f)) if f.negative else self._print_Dec(f))
+                else:
+                    parts.append(self._unsigned(f) if unsigned else self._print_Dec(f))
+            else:
+                parts.append(self._wrap(negated(f) if unsigned and not i else f, PRODUCT + 1 if i else PRODUCT,
+                                        negative_too=i > 0))
         return self.times.join(parts)
 
     def _print_Over(self, expr: Over) -> str:

@@ -174,6 +174,24 @@ def test_signs_and_functions_in_each_notation():
     assert latex(fm.Dec("2.49067\u2026", cut=True)) == r"2.49067\ldots"
 
 
+def test_a_sum_of_numbers_and_products_prints_each_sign_once():
+    """The shapes of crane's notes: a sum of printed numbers (some cut short) and of
+    products led by one; a negative one after the first term is a subtraction of its
+    digits, a negative factor after the first is parenthesised, in every notation."""
+    cut = fm.Dec("-2.25266\u2026", cut=True)
+    terms = fm.Terms(fm.Dec("-0.308864"), fm.Dec("0.25413"), cut, fm.Dec("-1e-05"),
+                     fm.Times(fm.Dec("-0.591"), fm.Dec("-0.430"), fm.Dec("2")),
+                     fm.Times(fm.Dec("-0.10749\u2026", cut=True), fm.Dec("1.5")),
+                     fm.Times(fm.Dec("0.5"), fm.Dec("-0.25")), fm.Times(fm.Neg(fm.Dec("0.5")), fm.Dec("3")))
+    assert text(terms) == ("-0.308864 + 0.25413 - 2.25266\u2026 - 1e-05 - 0.591\u00b7(-0.430)\u00b72"
+                           " - 0.10749\u2026\u00b71.5 + 0.5\u00b7(-0.25) - 0.5\u00b73")
+    assert unicode(terms) == ("\u22120.308864 + 0.25413 \u2212 2.25266\u2026 \u2212 1e\u221205 \u2212 "
+                              "0.591\u00b7(\u22120.430)\u00b72 \u2212 0.10749\u2026\u00b71.5 + 0.5\u00b7(\u22120.25)"
+                              " \u2212 0.5\u00b73")
+    assert latex(terms) == (r"-0.308864 + 0.25413 - 2.25266\ldots - 1\mathrm{e}{-05} - 0.591 \cdot (-0.430) \cdot 2"
+                            r" - 0.10749\ldots \cdot 1.5 + 0.5 \cdot (-0.25) - 0.5 \cdot 3")
+
+
 def test_every_reading_computes_what_it_prints():
     """Each rational by-hand calculation of the seed case gives, in exact arithmetic, the
     result it prints after its last '='."""
