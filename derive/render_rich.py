@@ -9,6 +9,7 @@ from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -175,16 +176,28 @@ class WholeTable:
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
             if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
                 yield Text(title, style="table.title")
-            out = RichTable(show_lines=False)
             fits = sum(w + self.BORDER for w in widths) + 1 <= options.max_width  # Rich narrows no column
-            for i, w in zip(group, widths):
-                # a column whose every cell fits its width needs no wrapping: no_wrap prints the
-                # same cells without Rich measuring them word by word
-                whole = fits and all(_fits(cell, w) for cell in cells[i])
-                out.add_column(escape(self.columns[i]), justify="left", width=w, overflow="fold", no_wrap=whole)
-            for row in self.rows:
-                out.add_row(*[_cell(row[i]) for i in group])
-            yield out
+            # a column whose every cell fits its width needs no wrapping: no_wrap prints the
+            # same cells without Rich measuring them word by word
+            whole = [fits and all(_fits(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
+            yield self._rich_table([self.columns[i] for i in group], widths, whole,
+                                   [[row[i] for i in group] for row in self.rows])
+
+    @staticmethod
+    def _rich_table(columns: list[str], widths: list[int], whole: list[bool], rows: list[list[str]]) -> RichTable:
+        """Rich's table of one column group: the header words, each column's width (its
+        text, without the padding), whether its every cell fits it (``no_wrap``), the
+        rows' cells. Each cell is padded by itself (a space on either side, as the table's
+        default padding (0, 1) pads it), so a cell of plain text that fits is one segment
+        (:class:`PlainCell`): the same page, without a Padding rendered around each of
+        crane's 18,587 cells."""
+        out = RichTable(show_lines=False, padding=0)
+        for header, w, no_wrap in zip(columns, widths, whole):
+            out.add_column(Padding(escape(header), CELL_PADDING), justify="left", width=w + 2, overflow="fold",
+                           no_wrap=no_wrap)
+        for row in rows:
+            out.add_row(*map(_cell, row))
+        return out
 
     def natural_width(self) -> int:
         """The width of the table with every cell on one line."""
@@ -192,21 +205,26 @@ class WholeTable:
                    for i, c in enumerate(self.columns)) + 1
 
 
+CELL_PADDING = (0, 1)  # Rich's table's default padding: a space on either side of each cell
+
+
 def _cell(text: str):
-    """A body cell for Rich's table: :class:`PlainCell` when Rich would print ``text`` as
-    it is (no markup bracket, emoji colon or backslash, one line of one-cell characters),
-    else the escaped text (Rich parses it as markup and wraps it)."""
+    """A body cell for Rich's table (see :meth:`WholeTable._rich_table`):
+    :class:`PlainCell` when Rich would print ``text`` as it is (no markup bracket, emoji
+    colon or backslash, one line of one-cell characters), else the escaped text (Rich
+    parses it as markup and wraps it), padded."""
     if "[" in text or ":" in text or "\\" in text or "\n" in text or _cells(text) != len(text):
-        return escape(text)
+        return Padding(escape(text), CELL_PADDING)
     return PlainCell(text)
 
 
 class PlainCell:
-    """A table cell of plain text that needs neither markup nor wrapping, rendered as the
-    one segment Rich's :class:`rich.text.Text` yields for it when it fits its column (the
-    text left-justified to the column's width, then the line's end): the same page without
-    Rich parsing, measuring and copying each of crane's 18,587 cells. A cell wider than its
-    column, or a column justified otherwise, is rendered by Rich as the text it is.
+    """A table cell of plain text that needs neither markup nor wrapping, with its padding
+    (a space either side), rendered as the segment Rich's padded :class:`rich.text.Text`
+    comes to when it fits its column: the text left-justified to the column's width
+    between the two spaces, then the line's end. The same page without Rich parsing,
+    measuring, copying and padding each of crane's 18,587 cells. A cell wider than its
+    column, or a column justified otherwise, is rendered by Rich as the padded text it is.
 
     ``text``: one line of characters one cell wide each, none of ``[ : \\``
     (see :func:`_cell`)."""
@@ -217,12 +235,12 @@ class PlainCell:
         self.text = text
 
     def __rich_console__(self, console, options):
-        text, width = self.text, options.max_width
+        text, width = self.text, options.max_width - 2
         if len(text) <= width and options.justify == "left" and not options.highlight:
-            yield Segment(text + " " * (width - len(text)))
+            yield Segment(" " + text + " " * (width - len(text) + 1))
             yield Segment.line()
         else:
-            yield console.render_str(text, highlight=options.highlight, markup=options.markup)
+            yield Padding(text, CELL_PADDING)
 
 
 def natural_width(renderable) -> int:

@@ -69,9 +69,10 @@ def _page(renderable, width: int, color: bool) -> str:
 @pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
 def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     """A paragraph (render_rich.Line, as segments or a Text) or a table column
-    (WholeTable, its cells as PlainCell or markup) whose text fits the page is handed to Rich unwrapped: the page is the
-    same, byte for byte and style for style, as with rich.text.Text paragraphs and Rich
-    columns that wrap, at widths where cells fold, wrap and fit, and for text with wide,
+    (WholeTable: cells padded by themselves, as PlainCell or markup) whose text fits the
+    page is handed to Rich unwrapped: the page is the same, byte for byte and style for
+    style, as with rich.text.Text paragraphs and Rich's own table (its padding, columns
+    that wrap, markup cells), at widths where cells fold, wrap and fit, and for text with wide,
     combining and zero-width characters, tabs, non-ASCII spaces, runs of spaces and words
     longer than the page."""
     from rich.console import Group
@@ -85,9 +86,13 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     from derive.rounding import Format
     from documents import derivation_of
 
-    class Wrapping(Table):  # Rich's table as it was: every column wraps its cells
-        def add_column(self, *args, no_wrap=False, **options):
-            super().add_column(*args, **options)
+    def rich_own_table(columns, widths, whole, rows):  # Rich's table as it comes: its own padding, every
+        out = Table(show_lines=False)  # column wrapping its cells, each cell markup that Rich parses
+        for header, width in zip(columns, widths):
+            out.add_column(escape(header), justify="left", width=width, overflow="fold")
+        for row in rows:
+            out.add_row(*map(escape, row))
+        return out
 
     derivation = derivation_of(case)
     texts = [("\u6f22\u5b57 " * 30, "italic"), ("a\tb " * 20, ""), ("\nStep 1. x\ny " * 3, "bold"), ("word " * 50, ""),
@@ -106,16 +111,13 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
         return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
                 Group(*paragraphs, *tables)]
 
-    fast, plain_cells = pages(), render_rich._cell
+    fast = pages()
     monkeypatch.setattr(render_rich, "Line", lambda text, style="": Text(text, style=style))
-    monkeypatch.setattr(render_rich, "RichTable", Wrapping)
-    monkeypatch.setattr(render_rich, "_cell", escape)  # every cell as markup text Rich parses and wraps
     wrapped = pages()
     for width in (40, 60, 120, 300):
         for color in (False, True):
             for ours, rich in zip(fast, wrapped):
+                ours = _page(ours, width, color)
                 with monkeypatch.context() as patched:
-                    patched.setattr(render_rich, "RichTable", Table)
-                    patched.setattr(render_rich, "_cell", plain_cells)
-                    ours = _page(ours, width, color)
-                assert ours == _page(rich, width, color), (case, width, color)
+                    patched.setattr(WholeTable, "_rich_table", staticmethod(rich_own_table))
+                    assert ours == _page(rich, width, color), (case, width, color)
