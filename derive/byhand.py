@@ -41,6 +41,7 @@ from .printing import RichText, plain_text, text
 from .rounding import Format, decade_fraction, format_value
 from .steps import Ref
 
+_UNSEEN = object()  # a node not yet in ByHand._taken
 READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
 # MAX_PREC until every digit the note writes is certified (e^1000 has 435 digits before the point)
 CARRY_MODES = ("exact", "printed")
@@ -225,7 +226,17 @@ def _places_of(q: Fraction) -> int | None:
 
 
 def _places(den: int) -> int | None:
-    """:func:`_places_of` of a rational with the denominator ``den``."""
+    """:func:`_places_of` of a rational with the denominator ``den`` (a small one looked
+    up: a page's products of printed numbers and weights share a few dozen)."""
+    return _small_places(den) if den.bit_length() <= 256 else _count_places(den)
+
+
+@lru_cache(maxsize=4096)
+def _small_places(den: int) -> int | None:
+    return _count_places(den)
+
+
+def _count_places(den: int) -> int | None:
     twos = (den & -den).bit_length() - 1
     den >>= twos
     powers = [5]  # 5, 5^2, 5^4, ... while they divide den
@@ -313,6 +324,15 @@ class ByHand:
                 value = None if shown is None else fmpq(shown.numerator, shown.denominator)
             self._taken[node_id] = value
         return self._raw_value(node_id) if value is None else value
+
+    def _input_values(self, parents) -> list[Value]:
+        """:meth:`_input_value` of each of ``parents``, the values already taken looked up
+        here (a reading of crane's q asks for 32 parents, most of them taken before)."""
+        taken, out = self._taken, []
+        for p in parents:
+            value = taken.get(p, _UNSEEN)
+            out.append(self._input_value(p) if value is _UNSEEN or value is None else value)
+        return out
 
     def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
         """What the reader uses for a parent, as (value, formula): the printed value when
@@ -462,7 +482,7 @@ class ByHand:
         """
         node = self.graph.nodes[ref.id]
         with ctx.workprec(self._prec):  # (the value first: its formula costs far more)
-            value = node.op.eval([self._input_value(p) for p in node.parents])
+            value = node.op.eval(self._input_values(node.parents))
         if noteworthy and not self._rounded(ref, value)[3]:
             return None
         parts = [self._input(p) for p in node.parents]

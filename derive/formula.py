@@ -30,6 +30,7 @@ import re
 from fractions import Fraction
 
 import sympy
+from sympy.core.basic import Basic
 from sympy.core.expr import AtomicExpr, Expr
 
 MINUS = "\u2212"
@@ -91,7 +92,7 @@ class _Ordered(Expr):
     is_commutative = True
 
     def __new__(cls, *args):
-        return Expr.__new__(cls, *[sympy.sympify(a) for a in args])
+        return Expr.__new__(cls, *[a if isinstance(a, Basic) else sympy.sympify(a) for a in args])
 
 
 class Terms(_Ordered):
