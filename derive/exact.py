@@ -253,7 +253,8 @@ class ExactForms:
         node = self.graph.nodes[node_id]
         if node.op is None:
             return way.number(node.leaf)
-        return way.apply(node.op, [self._named(p, way) for p in node.parents])
+        memo = self._names.setdefault(way, {})  # (each parent named once: see _named)
+        return way.apply(node.op, [memo[p] if p in memo else self._named(p, way) for p in node.parents])
 
     def _named(self, node_id: int, way: "Way"):
         """A parent as a definition writes it (each parent once per way: a weight or a

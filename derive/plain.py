@@ -96,8 +96,19 @@ def times(*factors: Text) -> Text:
     two equal factors is a square (``(x - mu)**2``)."""
     if ZERO in factors:
         return ZERO
-    if len(factors) == 2 and factors[0] == factors[1]:
-        return power(factors[0], TWO)
+    if len(factors) == 2:  # (a dot product's every term: the rules below, for two factors)
+        a, b = factors
+        if a == b:
+            return power(a, TWO)
+        if a.prec == ATOM and a.body == "1" or b.prec == ATOM and b.body == "1":
+            return _times(factors)
+        return Text((a.body if a.prec >= MUL else f"({a.body})") + "*" + (b.body if b.prec >= MUL else f"({b.body})"),
+                    MUL, a.negative != b.negative)
+    return _times(factors)
+
+
+def _times(factors: tuple[Text, ...]) -> Text:
+    """:func:`times` of factors none of which is 0."""
     negative, kept = False, []
     for f in factors:
         negative ^= f.negative

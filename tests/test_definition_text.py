@@ -110,6 +110,14 @@ def test_the_pieces_parenthesise_by_precedence():
     assert str(P.times(P.number(Fraction(-1, 2)), P.number(-4), a)) == "1/2*4*a"  # signs multiply
     assert str(P.times(P.ZERO, a)) == "0" and str(P.add(P.ZERO, P.ZERO)) == "0"
     assert str(P.call("Max", P.ZERO, P.neg(a))) == "Max(0, -a)"
+    # two factors (every term of a dot product): a factor 1 left out, signs, sums, squares
+    assert str(P.times(P.ONE, P.neg(a))) == "-a" and str(P.times(P.neg(a), P.number(1))) == "-a"
+    assert str(P.times(P.number(-1), P.ONE)) == "-1"
+    assert str(P.times(P.neg(a), P.neg(b))) == "a*b" and str(P.times(a, P.number(-3))) == "-a*3"
+    assert str(P.times(P.add(a, b), P.over(b, c))) == "(a + b)*b/c"
+    assert str(P.times(P.power(a, P.TWO), P.neg(P.add(a, P.neg(b))))) == "-a**2*(a - b)"
+    assert str(P.times(P.add(a, P.neg(b)), P.add(a, P.neg(b)))) == "(a - b)**2"
+    assert str(P.times(b, P.ZERO)) == "0" and str(P.times(P.number(Fraction(1, 10)), a)) == "1/10*a"
 
 
 def roots_graph(signs) -> tuple[Graph, int]:
