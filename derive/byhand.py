@@ -485,7 +485,8 @@ class ByHand:
             value = node.op.eval(self._input_values(node.parents))
         if noteworthy and not self._rounded(ref, value)[3]:
             return None
-        parts = [self._input(p) for p in node.parents]
+        inputs, prec = self._inputs, self._prec  # (the inputs already built, looked up here)
+        parts = [inputs.get((prec, p)) or self._input(p) for p in node.parents]
         chain = [node.op.hand([e for _, e in parts])]
         if isinstance(node.op, Dot):
             n = len(parts) // 2
