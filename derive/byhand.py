@@ -306,6 +306,7 @@ class ByHand:
         self._taken: dict[int, Value | None] = {}  # the value a reader takes from the page (None: computes it)
         self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
+        self._exprs: dict[tuple[int, int], sympy.Expr] = {}  # an exact reader's value (p, q) -> its number
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -397,8 +398,15 @@ class ByHand:
         return self._raw[key]
 
     def _value_expr(self, v: Value) -> sympy.Expr:
-        """A reader's result as a formula's number (see :meth:`_value_text`)."""
-        return printed(self._value_text(v))
+        """A reader's result as a formula's number (see :meth:`_value_text`); an exact one
+        made once per page (crane's notes write 80,000 products, 35,000 of them distinct)."""
+        if not is_exact(v):
+            return printed(self._value_text(v))
+        key = (int(v.p), int(v.q))  # (an fmpq's own hash costs several times more)
+        known = self._exprs.get(key)
+        if known is None:
+            known = self._exprs[key] = printed(self._value_text(v))
+        return known
 
     def _digits_expr(self, v: Value) -> sympy.Expr:
         """The value's digits as a formula's number (see :meth:`_digits`)."""
@@ -483,7 +491,8 @@ class ByHand:
         node = self.graph.nodes[ref.id]
         with ctx.workprec(self._prec):  # (the value first: its formula costs far more)
             value = node.op.eval(self._input_values(node.parents))
-        if noteworthy and not self._rounded(ref, value)[3]:
+        rounded = self._rounded(ref, value) if noteworthy else None
+        if rounded is not None and not rounded[3]:
             return None
         inputs, prec = self._inputs, self._prec  # (the inputs already built, looked up here)
         parts = [inputs.get((prec, p)) or self._input(p) for p in node.parents]
@@ -496,7 +505,7 @@ class ByHand:
         chain.append(self._value_expr(value))
         sources = [(self.graph.nodes[p].meta, e) for p, (_, e) in zip(node.parents, parts)
                    if self.graph.nodes[p].op is not None]
-        return self._finish(ref, node.meta, sources, F.Chain(*chain), value)
+        return self._finish(ref, node.meta, sources, F.Chain(*chain), value, rounded=rounded)
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
         """:meth:`reading` of a weight after the step: the printed weight minus the
@@ -512,14 +521,15 @@ class ByHand:
         g = printed_fraction(grad_text)
         moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
         value = before - eta * g if moved else before
-        if noteworthy and not self._rounded(ref, fmpq(value.numerator, value.denominator))[3]:
+        rounded = self._rounded(ref, fmpq(value.numerator, value.denominator)) if noteworthy else None
+        if rounded is not None and not rounded[3]:
             return None
         step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
         formula = F.Chain(step, F.number(value)) if moved else F.number(before)
         trained = self.derivation.case.conventions.trained
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
-                            formula, fmpq(value.numerator, value.denominator), "" if moved else still)
+                            formula, fmpq(value.numerator, value.denominator), "" if moved else still, rounded)
 
     def _rounded(self, ref: Ref, value: Value) -> tuple[str, str, bool, bool]:
         """(the reader's value rounded, the printed value, whether the reader's is on a tie,
@@ -536,13 +546,14 @@ class ByHand:
         return reader, correct, tie, tie or reader != correct
 
     def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
-                remark: str = "") -> Reading | None:
-        """The Reading, or None when the exact value's digits cannot be certified.
+                remark: str = "", rounded: tuple | None = None) -> Reading | None:
+        """The Reading, or None when the exact value's digits cannot be certified;
+        ``rounded``: :meth:`_rounded` of ``value`` when already made.
 
         Raises:
             NeedPrecision: the reader's value does not decide its rounding at ``self._prec``.
         """
-        reader, correct, tie, _ = self._rounded(ref, value)
+        reader, correct, tie, _ = rounded or self._rounded(ref, value)
         exact_digits = self._exact_digits(ref)
         if exact_digits is None or not is_number(correct):
             return None
