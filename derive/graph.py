@@ -780,8 +780,10 @@ def _parts(parents, shared: set[int]) -> list:
 
 @dataclass(slots=True)
 class Node:
-    """One quantity: ``op`` applied to ``parents`` (node ids), or a leaf when ``op`` is None
-    (a weight, with ``meta.param`` set, or a constant)."""
+    """One quantity: ``op`` applied to ``parents`` (node ids: a tuple, or the
+    :class:`Operands` of a matrix product's entry), or a leaf when ``op`` is None (a given
+    input or a constant; a given logit, with ``meta.param`` set, is trainable). A weight's
+    entry is a :class:`WeightEntry` instead, with the same fields."""
 
     op: Op | None
     parents: tuple[int, ...]
@@ -793,7 +795,9 @@ class Node:
 class Graph:
     """The derivation DAG; node ids are list indices in creation (topological) order.
     ``kernels`` maps the first id of a run of Dot nodes that form one matrix product to
-    its :class:`derive.kernels.MatMul` (see :meth:`add_kernel`)."""
+    its :class:`derive.kernels.MatMul` (see :meth:`add_kernel`); ``weights`` lists the
+    case's weights (:class:`Weights`, see :meth:`weight`), whose entries are the nodes
+    from their ``start``."""
 
     nodes: list[Node] = field(default_factory=list)
     _one: int | None = field(default=None, repr=False)
