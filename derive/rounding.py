@@ -242,12 +242,6 @@ def short_decimal(q: Fraction, fmt: Format) -> str | None:
             digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
             return f"{fmt.minus if q < 0 else ''}{digits[:-places]}.{digits[-places:]}"
     return None
-    for places in range(1, fmt.places + 1):
-        scaled = q * 10 ** places
-        if scaled.denominator == 1:
-            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-            return f"{fmt.minus if q < 0 else ''}{digits[:-places]}.{digits[-places:]}"
-    return None
 
 
 def format_ball(x: arb, fmt: Format) -> str | None:
