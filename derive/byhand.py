@@ -572,7 +572,9 @@ class ByHand:
 
     def sum_notes(self, refs) -> list[SumNote]:
         """Softmax rows (attention weights a_{i,.} of one head, or p) all printed in
-        ``refs`` whose printed values do not add up to 1."""
+        ``refs`` whose printed values do not add up to 1. A row of attention weights the
+        case gives (``attention_weights``: a reader's mixing weights, not a softmax, printed
+        as given) has no such note; a softmax row's masked entries are exact 0 leaves."""
         groups: dict[tuple, list[Ref]] = {}
         sizes = self._row_sizes()
         for ref in dict.fromkeys(refs):
@@ -581,7 +583,8 @@ class ByHand:
                 groups.setdefault((ref.phase, meta.symbol, meta.block, meta.head, meta.position), []).append(ref)
         notes = []
         for (phase, symbol, block, head, position), members in groups.items():
-            if len(members) != sizes[(symbol, block, head, position)]:
+            if len(members) != sizes[(symbol, block, head, position)] \
+                    or all(self.graph.nodes[r.id].op is None for r in members):  # (given: no softmax)
                 continue
             terms = [self.carried(r).replace("\u2212", "-") for r in members]
             if not all(is_number(t) for t in terms):

@@ -575,3 +575,17 @@ def test_is_tie(value, fmt, tie):
     from derive.byhand import is_tie
 
     assert is_tie(value, fmt) is tie
+
+
+def test_given_attention_weights_get_no_sum_note():
+    """yeh-small gives its attention weights (rows of 0s and 1s adding up to 2 or 3: a
+    reader's mixing weights, not a softmax): no note says they are rounded on their own
+    and should add up to 1 (a sentence the numbers do not support)."""
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    rows = load_case("yeh-small").blocks[0].matrices["attention_weights"]
+    assert [sum(row) for row in rows] == [2, 3, 3, 3, 2]  # (the case file's rows: not 1)
+    out = CliRunner().invoke(app, ["run", "yeh-small"])
+    assert out.exit_code == 0 and "add up to" not in out.stdout
