@@ -50,7 +50,7 @@ from .notes import check_note
 from .printing import counted, listed
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim, norm_slot, page_equation, param_row
+from .tablenames import Claim, cell_claim, in_context, norm_slot, page_equation, param_row
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -377,27 +377,31 @@ class Checker:
         try:
             refs = find(self.derivation, name, block, head)
         except DeriveError:
-            refs = self.weight(name)
+            refs = self.weight(name, block, head)
         if len(refs) != 1:
             raise DeriveError(f"{name} is not one number")
         return self.derivation.value(refs[0])
 
-    def weight(self, name: str) -> list[Ref]:
-        """A weight by its label (``E_{1,1}``, ``W_2_{1,1}``), or ``dL/dE_{1,1}``."""
+    def weight(self, name: str, block: int | None = None, head: int | None = None) -> list[Ref]:
+        """A weight by its label (``E_{1,1}``, ``W_2_{1,1}``), or ``dL/dE_{1,1}``: of the
+        block and head of the line's context when several weights have the name (a head's
+        own W_Q, numbered from column 1 as the page prints it, before one the heads share)."""
         phase = "before"
         if name.startswith("dL/d"):
             phase, name = "grad", name[4:]
         key = name.replace("{", "").replace("}", "")
         graph = self.derivation.graph
         leaves = per_derivation(self.derivation, "param leaves", graph.param_leaves)
-        found = [i for i in leaves if graph.nodes[i].meta.label.replace("{", "").replace("}", "") == key]
+        found = in_context(graph, [i for i in leaves if graph.nodes[i].meta.label.replace("{", "").replace("}", "")
+                                   == key], block, head)
         if not found:
-            found = [r.id for r in self.weight_part(name)]
+            found = [r.id for r in self.weight_part(name, block, head)]
         return [Ref(phase, i) for i in found]
 
-    def weight_part(self, name: str) -> list[Ref]:
+    def weight_part(self, name: str, block: int | None = None, head: int | None = None) -> list[Ref]:
         """A row or an entry of a weight matrix written with an index: ``E_2`` or ``E[2]``
-        (row 2), ``E[␣the]`` (the row of that piece), ``W_Q[1,2]`` (row 1, column 2).
+        (row 2), ``E[␣the]`` (the row of that piece), ``W_Q[1,2]`` (row 1, column 2), of
+        the context's block and head as :meth:`weight` reads them.
 
         Raises:
             DeriveError: when the name is no such part."""
@@ -413,7 +417,7 @@ class Checker:
                 parts = [str(case.pieces.index(parts[0]) + 1)]  # E[␣the]: the row of the piece
             if not all(p.isdigit() for p in parts) or len(parts) > 2:
                 break
-            row = param_row(self.derivation, param, int(parts[0]), None)
+            row = param_row(self.derivation, param, int(parts[0]), block, head)
             if len(parts) == 2:
                 if not 1 <= int(parts[1]) <= len(row):
                     break
@@ -477,7 +481,8 @@ class Checker:
         try:
             return find(self.derivation, name, entry.block, entry.head)
         except DeriveError as exc:
-            for retry in (lambda: self.weight(name), lambda: find(self.derivation, name, entry.block, None),
+            for retry in (lambda: self.weight(name, entry.block, entry.head),
+                          lambda: find(self.derivation, name, entry.block, None),
                           lambda: page_equation(self.derivation, name)):
                 try:
                     return retry()  # a weight; or a name of another head than a table title's

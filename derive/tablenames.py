@@ -502,6 +502,17 @@ def _param_refs(derivation: Derivation, param: str, row: _Row, block, head=None)
     return mine
 
 
+def in_context(graph, ids: list[int], block: int | None, head: int | None) -> list[int]:
+    """Of weight entries ``ids``, those a line in ``block`` and ``head`` reads: of that
+    block (or of none), and, when ``head`` is given, that head's own when it has its own
+    (hand set, numbered from column 1), else those the heads share."""
+    ids = [i for i in ids if block is None or graph.nodes[i].meta.block in (None, block)]
+    if head is None:
+        return ids
+    own = [i for i in ids if graph.nodes[i].meta.head == head]
+    return own or [i for i in ids if graph.nodes[i].meta.head is None]
+
+
 def param_row(derivation: Derivation, param: str, row: int | None, block, head=None) -> list[Ref]:
     """The leaves of one row (1-based) of the weight matrix ``param``, in column order (of
     the head's own weight when ``head`` is given and heads have their own: W_Q of head 3).
@@ -509,9 +520,9 @@ def param_row(derivation: Derivation, param: str, row: int | None, block, head=N
     Raises:
         DeriveError: when the matrix has no such row."""
     graph = derivation.graph
-    leaves = [i for i in per_derivation(derivation, "param leaves", graph.param_leaves) if graph.nodes[i].meta.param == param
-              and graph.nodes[i].meta.position == row and (block is None or graph.nodes[i].meta.block in (None, block))
-              and (head is None or graph.nodes[i].meta.head in (None, head))]
+    leaves = in_context(graph, [i for i in per_derivation(derivation, "param leaves", graph.param_leaves)
+                                if graph.nodes[i].meta.param == param and graph.nodes[i].meta.position == row],
+                        block, head)
     if not leaves:
         raise DeriveError(f"{param} has no row {row}")
     # a weight shared by some heads (its columns split among them) comes before a head's own

@@ -120,3 +120,24 @@ def test_a_column_of_the_other_head_is_named_as_one(seed):
     assert verdict.status == "wrong", verdict.message
     assert verdict.message.startswith(f"v_5[2]: {R.text(v5[3])} is the value of head 2, not head 1 (heads swapped?)")
     assert verdict.message.endswith(f"rounds to {R.text(v5[1])}")
+
+
+SPLIT = Path(__file__).parent / "cases" / "split_heads.toml"  # the seed with its two heads given one by one
+
+
+@pytest.mark.parametrize("head, line, status", [
+    (2, "(W_Q)_{1,2} = 1", "correct"),  # head 2's W_Q = [[0, 1], ...]: row 1, column 2 is 1 (head 1's is 0)
+    (1, "(W_Q)_{1,2} = 0", "correct"),  # head 1's W_Q = [[0, 0], ...]
+    (2, "(W_Q)_{4,1} = 1", "correct"),
+    (2, "W_Q[1,2] = 1", "correct"),
+    (2, "(W_Q)_{1,3} = 0", None),  # each head's W_Q has 2 columns (was: head 2's column 1, "correct")
+])
+def test_a_heads_own_weight_is_read_in_its_head(head, line, status):
+    """A head given with its own W_Q (numbered from column 1, as the weights step prints
+    it): a `Head h` line picks that head's entry (was: head 1's, so head 2's right value
+    was "wrong"), and a column past its width is no entry of it. Values from the case file."""
+    verdict = one(derive(load_case(str(SPLIT))), f"Head {head}\n{line}")
+    if status is None:
+        assert verdict.status not in ("correct", "wrong"), verdict.message
+    else:
+        assert verdict.status == status, verdict.message
