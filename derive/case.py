@@ -529,8 +529,12 @@ class _Reader:
         if conv.kind == "weights":
             if value == "all":
                 return None
-            if not isinstance(value, list) or not all(isinstance(t, str) and t in PARAM_NAMES for t in value):
-                raise self.fail(where, _describe(value), '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES))
+            expected = '"all" or a list of weight names from ' + ", ".join(PARAM_NAMES)
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise self.fail(where, _describe(value), expected)
+            unknown = [t for t in value if t not in PARAM_NAMES]
+            if unknown:  # (a name of no model: W_9; a weight of some model but not this one is the derivation's)
+                raise self.fail(where, f"names {', '.join(unknown)}, which is no weight's name", expected)
             return tuple(value)
         if conv.kind == "choice_or_positive" and (isinstance(value, str) and "/" not in value
                                                   or isinstance(value, (bool, list, dict))):

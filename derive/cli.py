@@ -258,7 +258,8 @@ def select_steps(derivation, step: Optional[str]) -> list:
     if not steps:
         why = " (conventions.gradients = [] derives the loss alone: no gradient, no step, no pass after)" \
             if step in ("gradient", "sgd", "after") and derivation.case.conventions.gradients == () else ""
-        raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}{why}", file=derivation.case.path)
+        raise DeriveError(f"case {derivation.case.name!r} has no step {step!r}{why}", file=derivation.case.path,
+                          expected="one of its steps: " + ", ".join(s.key for s in derivation.steps))
     return steps
 
 

@@ -187,6 +187,8 @@ BAD_CASES = [
      "field conventions.final_layernorm", ["'yes'", "expected true or false"]),
     ("trained-a-string", edit('trained = ["E"]', 'trained = "E"'),
      "field conventions.trained", ["'E'", 'expected "all" or a list of weight names']),
+    ("trained-no-weight-name", edit('trained = ["E"]', 'trained = ["E", "W_9"]'),
+     "field conventions.trained", ["names W_9, which is no weight's name", 'expected "all" or a list of weight names']),
     ("trained-a-weight-the-case-lacks", edit('trained = ["E"]', 'trained = ["E", "b_Q"]'),  # a bias of some model, not this one's
      "field conventions.trained", ["names b_Q, which this case does not have",
                                    "expected a list of this case's weights: E, P, W_Q, W_K, W_V, W_O, W_1, W_2, W_U"]),
@@ -290,6 +292,14 @@ def test_unknown_step():
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert "unknown step 'nonsense'" in result.output
+
+
+def test_a_step_the_case_does_not_have():
+    """A known step the case lacks (softmax starts from given logits: no weights step):
+    one line that lists the steps the case has."""
+    result = run("run", "softmax", "--step", "weights")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "has no step 'weights' (expected one of its steps: logits, loss, gradient, sgd, after)" in result.output
 
 
 def test_output_in_a_nonexistent_folder(tmp_path):
