@@ -125,7 +125,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         return _found(derivation, name, block, head)
     node = _header_node(header)
     if isinstance(node, Deriv):
-        return _gradient(derivation, node, row, block)
+        return _gradient(derivation, node, row, block, head)
     if not mathread.is_name(node):
         return _formula(derivation, node, row, block, head, header)
     if isinstance(node, Sym) and node.base == "c" and (_title_name(table.title) is not None or row.id is not None):
@@ -532,13 +532,14 @@ def param_row(derivation: Derivation, param: str, row: int | None, block, head=N
                                                                      graph.nodes[i].meta.index))]
 
 
-def _gradient(derivation: Derivation, node: Deriv, row: _Row, block) -> Claim:
-    """``∂L/∂X`` in a row: the gradient of row (id or row number) of the weight X."""
+def _gradient(derivation: Derivation, node: Deriv, row: _Row, block, head=None) -> Claim:
+    """``∂L/∂X`` in a row: the gradient of row (id or row number) of the weight X (of the
+    head the table names, when it has its own)."""
     den = node.den
     param = mathread.label(den).split("_{")[0].split("[")[0] if not isinstance(den, Sym) else \
         den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts
                            if kind == "_" and not (isinstance(c, Sym) and c.base in FREE))
-    refs = [Ref("grad", r.id) for r in _param_refs(derivation, param, row, block)]
+    refs = [Ref("grad", r.id) for r in _param_refs(derivation, param, row, block, head)]
     where = row.piece if row.piece is not None and len(refs) == 1 else _param_index(derivation, param, row)
     return Claim(f"dL/d{param}_{where}", refs=refs)
 
@@ -565,10 +566,10 @@ def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) 
 
     def refs_of(name_node):
         if isinstance(name_node, Deriv):
-            return _gradient(derivation, name_node, row, block).refs
+            return _gradient(derivation, name_node, row, block, head).refs
         param = _param_of(derivation, name_node)
         if param is not None:
-            return _param_refs(derivation, param, row, block)
+            return _param_refs(derivation, param, row, block, head)
         return find(derivation, _label(_placed(name_node, row, "", len(derivation.case.ids))), block, head)
 
     for name_node in mathread.names(node):

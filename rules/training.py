@@ -15,6 +15,7 @@ from derive.name import Name
 from derive.printing import counted, listed
 from derive.steps import Equation, Ref, Step, Table, vec
 
+from .attention import head_name
 from .unembedding import loss_targets
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     if case.logits is not None:
         # (given logits: no weight to name, so gradients is "all" or [], the loss alone)
         return list(_logit_steps(case, outputs)) + [after_step(case, outputs)] if case.conventions.gradients != () else []
-    weights = {key: rows for key, rows in _weight_rows(graph).items() if derived(key[1])}
+    weights = {key: rows for key, rows in _weight_rows(graph).items() if derived(key[2])}
     if not derived("E"):
         E = []
     if not E and not weights:  # conventions.gradients names none of the model's weights: the loss alone
@@ -54,40 +55,51 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     grad_rows = [[i, f"`{case.pieces[i]}`", vec(E[i], "grad")] for i in shown]
     tables = ([Table(["id", "token", dE_i], grad_rows, title=title)] if shown else []) + [
         Table(["row", Name(param, param=True, grad=True)], [[r, vec(ls, "grad")] for r, ls in rows.items()],
-              title=f"dL/d{param}" + (f" (block {block})" if block else ""))
-        for (block, param), rows in weights.items()]
-    present = list(dict.fromkeys((["E"] if E else []) + [param for _, param in weights]))
+              title=f"dL/d{param}" + _whose(case, block, head))
+        for (block, head, param), rows in weights.items()]
+    present = list(dict.fromkeys((["E"] if E else []) + [param for _, _, param in weights]))
     gradient = Step("gradient", "The gradient of the loss", _gradient_words(case, E, seen, shown, present), tables)
     trains = _trains(case)
     moving = [i for i in shown if trains("E") and any(leaf in reached for leaf in E[i])]
     updates = [Table(["id", "token", E_i, dE_i, F.Terms(E_i, F.Neg(F.Times(F.number(eta), dE_i)))],
                      [[i, f"`{case.pieces[i]}`", vec(E[i]), vec(E[i], "grad"), vec(E[i], "updated")] for i in moving],
                      title=f"SGD step, eta = {eta}")] if moving else []
-    for (block, param), rows in weights.items():
+    for (block, head, param), rows in weights.items():
         moved = {r: ls for r, ls in rows.items() if trains(param) and any(leaf in reached for leaf in ls)}
         if moved:
             W, dW = Name(param, param=True), Name(param, param=True, grad=True)
             updates.append(Table(["row", F.Terms(W, F.Neg(F.Times(F.number(eta), dW)))],
                                  [[r, vec(ls, "updated")] for r, ls in moved.items()],
-                                 title=f"{param} after the step" + (f" (block {block})" if block else "")))
+                                 title=f"{param} after the step" + _whose(case, block, head)))
     sgd = Step("sgd", "One SGD step", _sgd_words(case, present, "theta", "weight"), updates)
     return [gradient, sgd, after_step(case, outputs)]
 
 
 def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
-    """The leaves of every weight but E, by (block, name) in the graph's order, then by
-    row (1-based): ``{(1, "W_Q"): {1: [leaf, ...], ...}, ...}``."""
+    """The leaves of every weight but E, by (block, head, name) in the graph's order (head
+    None but for a head's own weight, given with the head), then by row (1-based):
+    ``{(1, None, "W_Q"): {1: [leaf, ...], ...}, ...}``."""
     out: dict[tuple, dict[int, list[int]]] = {}
     for w in graph.weights:
         if w.param != "E":
-            rows = out.setdefault((w.block, w.param), {})
             for r in range(w.rows):
-                rows.setdefault(r + 1, []).extend(range(w.start + r * w.cols, w.start + (r + 1) * w.cols))
+                ids = range(w.start + r * w.cols, w.start + (r + 1) * w.cols)
+                if not w.heads:  # (the usual: shared by the heads)
+                    out.setdefault((w.block, None, w.param), {}).setdefault(r + 1, []).extend(ids)
+                    continue
+                for i in ids:
+                    out.setdefault((w.block, w.heads.get(i - w.start), w.param), {}).setdefault(r + 1, []).append(i)
     for leaf in graph.param_leaves():  # a trainable leaf of its own (given logits: the case has no weight)
         meta = graph.nodes[leaf].meta
         if not isinstance(meta, WeightEntry):
-            out.setdefault((meta.block, meta.param), {}).setdefault(meta.position, []).append(leaf)
+            out.setdefault((meta.block, None, meta.param), {}).setdefault(meta.position, []).append(leaf)
     return out
+
+
+def _whose(case: Case, block: int | None, head: int | None) -> str:
+    """A weight table's title after the weight: its head when it is a head's own
+    (`` of head 3 (hand set)``, as the weights step names it), its block."""
+    return (f" of {head_name(case.blocks[block - 1], head)}" if head else "") + (f" (block {block})" if block else "")
 
 
 def _derived(case: Case):

@@ -141,3 +141,19 @@ def test_a_heads_own_weight_is_read_in_its_head(head, line, status):
         assert verdict.status not in ("correct", "wrong"), verdict.message
     else:
         assert verdict.status == status, verdict.message
+
+
+def test_a_heads_own_weights_have_their_own_gradient_tables(tmp_path):
+    """The gradient and SGD steps give a head's own W_Q its own table, titled with the
+    head as the weights step titles it (was: one dL/dW_Q of 4 columns joining both heads'
+    4 x 2, no head named), and the checker reads the page back: every entry correct or
+    explained (none wrong, none not checked)."""
+    page = subprocess.run([sys.executable, "-m", "derive", "run", str(SPLIT), "--width", "300"],  # (no cell wraps)
+                          capture_output=True, text=True, check=True).stdout
+    for title in ("dL/dW_Q of head 1 (first) (block 1)", "dL/dW_Q of head 2 (block 1)",
+                  "W_Q after the step of head 1 (first) (block 1)", "W_Q after the step of head 2 (block 1)"):
+        assert title in page
+    rows = re.findall(r"│ \d+\s+│ \[([^\]]*)\]", page.split("dL/dW_Q of head 2 (block 1)")[1].split("dL/db_Q")[0])
+    assert len(rows) == 4 and all(len(r.split(",")) == 2 for r in rows)  # head 2's W_Q is 4 x 2 (the case file)
+    verdicts = Checker(derive(load_case(str(SPLIT)))).check_text(page)
+    assert verdicts and {v.status for v in verdicts} <= {"correct", "explained"}
