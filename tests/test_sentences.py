@@ -211,9 +211,10 @@ def sgd_tables(case: str) -> dict[tuple, set]:
             else:
                 out[("E", None)] = {int(r[0]) for r in table["rows"]}
             continue
-        m = re.fullmatch(r"(\S+) after the step(?: \(block (\d+)\))?", table["title"])
+        # (a head's own weight has a table of its own: "W_Q after the step of head 3 (hand set) (block 1)")
+        m = re.fullmatch(r"(\S+) after the step(?: of head \d+(?: \([^)]*\))?)?(?: \(block (\d+)\))?", table["title"])
         assert m, table["title"]
-        out[(m[1], int(m[2]) if m[2] else None)] = {int(r[0]) for r in table["rows"]}
+        out.setdefault((m[1], int(m[2]) if m[2] else None), set()).update(int(r[0]) for r in table["rows"])
     return out
 
 
