@@ -64,9 +64,9 @@ def is_zero(v: Value) -> bool:
     return isinstance(v, fmpq) and v == 0
 
 
-def to_fmpq(q: Fraction) -> fmpq:
-    """A :class:`fractions.Fraction` as a flint fmpq."""
-    return fmpq(q.numerator, q.denominator)
+def to_fmpq(q: Fraction | int | fmpq) -> fmpq:
+    """A :class:`fractions.Fraction` (or an int, or an fmpq) as a flint fmpq, exactly."""
+    return fmpq(q.numerator, q.denominator) if isinstance(q, Fraction) else fmpq(q)
 
 
 # --------------------------------------------------------------------------- operations
@@ -103,8 +103,8 @@ class Lin(Op):
     differences, scaling by a rational (1/T, 1/d)."""
 
     def __init__(self, coeffs, const=fmpq(0)):
-        self.coeffs = [to_fmpq(c) if isinstance(c, Fraction) else fmpq(c) for c in coeffs]
-        self.const = to_fmpq(const) if isinstance(const, Fraction) else fmpq(const)
+        self.coeffs = [to_fmpq(c) for c in coeffs]
+        self.const = to_fmpq(const)
 
     def eval(self, args):
         terms = [a if c == 1 else c * a for c, a in zip(self.coeffs, args) if c != 0 and not is_zero(a)]
@@ -819,7 +819,7 @@ class Graph:
     def leaf(self, value: Fraction, meta: Meta) -> int:
         """A given input or a constant with an exact value (a weight of the case is a
         :meth:`weight`; a leaf with ``meta.param`` set, given logits, is trainable too)."""
-        i = self.add(None, (), meta, to_fmpq(value) if isinstance(value, Fraction) else fmpq(value))
+        i = self.add(None, (), meta, to_fmpq(value))
         if meta.param:
             self._params.append(i)
         return i
@@ -837,8 +837,7 @@ class Graph:
         if any(len(row) != cols for row in matrix):
             raise ValueError(f"the rows of {param} differ in length")
         start = len(self.nodes)
-        w = Weights(param, block, rows, cols, start, [to_fmpq(v) if isinstance(v, Fraction) else fmpq(v)
-                                                      for row in matrix for v in row])
+        w = Weights(param, block, rows, cols, start, [to_fmpq(v) for row in matrix for v in row])
         self.weights.append(w)
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)
