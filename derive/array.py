@@ -28,7 +28,7 @@ from functools import partial
 from fractions import Fraction
 from typing import Callable
 
-from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Operands, Sqrt
+from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Operands, Sqrt, Weights
 from .kernels import MatMul
 
 
@@ -145,12 +145,16 @@ class Array:
         product: ``(X, W, b)`` when the entries are those of ``X @ W (+ b)`` (b a 1 x m
             row, or None), set by ``@`` and ``+``: the graph then records the product as
             one kernel (:class:`~derive.kernels.MatMul`) when the entries are named.
+        weights: the :class:`~derive.graph.Weights` whose entries ``rows`` are, all of
+            them in order (a vector as one row), or None: a product by it reads the
+            weight as one matrix (an array made from it, a slice or a transpose, does not).
     """
 
-    def __init__(self, graph: Graph, rows, product: tuple | None = None):
+    def __init__(self, graph: Graph, rows, product: tuple | None = None, weights: Weights | None = None):
         self.graph = graph
         self.rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in rows]
         self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
+        self.weights = weights
 
     # ---------------------------------------------------------------- shape
     @property
@@ -272,14 +276,16 @@ class Array:
         if layout is None:
             return [[None if e is None else e.node(graph, meta and meta(t, c)) for c, e in enumerate(row)]
                     for t, row in enumerate(self.rows)]
-        rows, cols, bias = layout
+        rows, cols, bias = layout[:3]
+        masked_rows = [None in row for row in rows]
+        masked_cols = [None in col for col in cols]
         ids = []
         for t, row in enumerate(self.rows):
             out_row = []
             for c, e in enumerate(row):
                 if e is None:
                     out_row.append(None)
-                elif None in rows[t] or None in cols[c]:  # a masked operand: its terms are left out
+                elif masked_rows[t] or masked_cols[c]:  # a masked operand: its terms are left out
                     out_row.append(e.node(graph, meta and meta(t, c)))
                 else:  # parents x_t, (b_c,) w_c, (1,): as Products lists them
                     b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
@@ -314,20 +320,30 @@ def _materialized(array: Array) -> list[list[int | None]] | None:
 
 
 def _product_layout(array: Array) -> tuple | None:
-    """``(rows, cols, bias)`` when ``array`` is ``X @ W`` or ``X @ W + b`` (its
-    ``product``) whose entries are not yet in the graph, over X, W and b already in it:
-    rows: T lists of n node ids of X, cols: m lists of n node ids of W (None where an
-    operand is masked: the product skips that term), bias: m node ids or None. Else None
-    (the entries are then evaluated one by one, as always)."""
+    """``(rows, cols, bias, weight, bias_weight)`` when ``array`` is ``X @ W`` or
+    ``X @ W + b`` (its ``product``) whose entries are not yet in the graph, over X, W and
+    b already in it: rows: T lists of n node ids of X, cols: m sequences of n node ids of
+    W (None where an operand is masked: the product skips that term; a weight's column,
+    a range of its ids), bias: m node ids or None; weight, bias_weight: the
+    :class:`~derive.graph.Weights` W and b are, whole, or None. Else None (the entries
+    are then evaluated one by one, as always)."""
     if array.product is None:
         return None
     X, W, b = array.product
     if not all(e is None or (isinstance(e, Products) and e.done is None) for row in array.rows for e in row):
         return None
-    rows, w, bias = _materialized(X), _materialized(W), None if b is None else _materialized(b)
-    if rows is None or w is None or (b is not None and (bias is None or None in bias[0])):
+    rows, bias = _materialized(X), None if b is None else _materialized(b)
+    if rows is None or (b is not None and (bias is None or None in bias[0])):
         return None
-    return rows, [list(col) for col in zip(*w)], None if b is None else bias[0]
+    w = W.weights
+    if w is not None:  # column c of a weight: its ids start + c, start + c + m, ...
+        cols = [range(w.start + c, w.start + w.rows * w.cols, w.cols) for c in range(w.cols)]
+    else:
+        ids = _materialized(W)
+        if ids is None:
+            return None
+        cols = [list(col) for col in zip(*ids)]
+    return rows, cols, None if b is None else bias[0], w, None if b is None else b.weights
 
 
 def _add_kernel(graph: Graph, layout: tuple, members: list[list[int | None]]) -> None:
@@ -336,8 +352,8 @@ def _add_kernel(graph: Graph, layout: tuple, members: list[list[int | None]]) ->
     between them), as one :class:`~derive.kernels.MatMul`."""
     ids = [i for row in members for i in row if i is not None]
     if ids and ids == list(range(ids[0], ids[0] + len(ids))):
-        rows, cols, bias = layout
-        graph.add_kernel(MatMul(ids[0], rows, cols, bias, members))
+        rows, cols, bias, weight, bias_weight = layout
+        graph.add_kernel(MatMul(ids[0], rows, cols, bias, members, weight, bias_weight))
 
 
 def _entry_pairs(row: list[Expr | None], W: list[list[Expr | None]], c: int) -> list[tuple[Expr, Expr]]:

@@ -12,14 +12,16 @@ until every branch is decided (DESIGN.md, "Correct rounding").
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from flint import ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
-from .graph import Graph, NeedPrecision, Undefined, Value, is_zero
+from .graph import Graph, NeedPrecision, Undefined, Value, WeightEntry, Weights, is_zero
+from .kernels import ZERO, Factor, weight_factor
 from .steps import Ref
 
 START_PREC = 128  # bits; enough for 30 significant digits of the JSON ``value`` field
@@ -31,6 +33,48 @@ class Pass:
     """The values of every node of one forward pass, indexed by node id."""
 
     values: list[Value]
+
+
+class LeafValues(Mapping):
+    """Values of trainable leaves by node id (a derivative, or a weight after the step):
+    a weight's entries kept together, one list per :class:`~derive.graph.Weights`
+    (row-major, as its entries are numbered), any other trainable leaf (a given logit)
+    on its own. A weight with no list here has no such values (its derivative is not
+    asked for): reading one of its ids raises KeyError.
+
+    Args:
+        graph: the graph whose weights the lists belong to.
+        matrices: weights -> its values (rows x cols, row-major).
+        others: node id -> value, for the trainable leaves outside the weights.
+    """
+
+    def __init__(self, graph: Graph, matrices: dict[Weights, list[Value]], others: dict[int, Value]):
+        self.matrices, self.others = matrices, others
+        self._weights = [w for w in graph.weights if w in matrices]
+        self._starts = [w.start for w in self._weights]
+
+    def weights_of(self, i: int) -> Weights | None:
+        """The weight one of whose entries is node ``i``, among those held here (else None)."""
+        k = bisect_right(self._starts, i) - 1
+        if k >= 0:
+            w = self._weights[k]
+            if i < w.start + w.rows * w.cols:
+                return w
+        return None
+
+    def __getitem__(self, i: int) -> Value:
+        w = self.weights_of(i)
+        if w is not None:
+            return self.matrices[w][i - w.start]
+        return self.others[i]
+
+    def __iter__(self) -> Iterator[int]:
+        for w in self._weights:
+            yield from range(w.start, w.start + w.rows * w.cols)
+        yield from self.others
+
+    def __len__(self) -> int:
+        return sum(w.rows * w.cols for w in self._weights) + len(self.others)
 
 
 @dataclass
@@ -47,26 +91,39 @@ class Evaluation:
 
     prec: int
     before: Pass
-    grads: dict[int, Value]
-    updated: dict[int, Value]
+    grads: LeafValues | dict[int, Value]
+    updated: LeafValues | dict[int, Value]
     after: Pass | None
 
 
-def forward(graph: Graph, overrides: dict[int, Value] | None = None, kernels: bool = True) -> Pass:
+def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = True) -> Pass:
     """Evaluate every node in order at the current working precision.
 
-    ``overrides`` replaces leaf values (the updated weights for the pass after the step).
-    With ``kernels`` (the default), each matrix product the graph records
+    ``updated`` replaces trainable leaves' values (the weights after the step, for the
+    pass after it). With ``kernels`` (the default), each matrix product the graph records
     (:class:`~derive.kernels.MatMul`) is computed in one call when its first node is
-    reached; without, node by node (the scalar path; the same numbers).
+    reached, a weight it multiplies by read as one :class:`~derive.kernels.Factor`;
+    without, node by node (the scalar path; the same numbers).
 
     Raises:
         NeedPrecision: a ball is too wide to decide a branch; evaluate at a higher precision.
         Undefined: an exact division by zero or similar, with the node's label.
     """
-    overrides = overrides or {}
     groups = graph.kernels if kernels else {}
     weights = {w.start: w for w in graph.weights}
+    moved = updated.matrices if updated is not None else {}
+    others = updated.others if updated is not None else {}
+    factors: dict[Weights, Factor] = {}
+
+    def factor_of(w: Weights) -> Factor:
+        """A weight's values in this pass as one factor: the case's own (kept by the
+        weight, across passes and precisions), or the weight after the step."""
+        if w not in moved:
+            return weight_factor(w)
+        if w not in factors:
+            factors[w] = Factor(w.rows, w.cols, moved[w])
+        return factors[w]
+
     values: list[Value] = []
     for i, node in enumerate(graph.nodes):
         if i < len(values):  # filled in by a kernel or a weight matrix
@@ -74,13 +131,13 @@ def forward(graph: Graph, overrides: dict[int, Value] | None = None, kernels: bo
         if node.op is None:
             w = weights.get(i)
             if w is not None:  # a weight's entries at once
-                values += [overrides.get(j, v) for j, v in enumerate(w.values, i)] if overrides else w.values
+                values += moved.get(w, w.values)
                 continue
-            values.append(overrides.get(i, node.leaf))
+            values.append(others.get(i, node.leaf))
             continue
         group = groups.get(i)
         if group is not None:
-            values += group.forward(values)
+            values += group.forward(values, factor_of)
             continue
         try:
             values.append(node.op.eval([values[p] for p in node.parents]))
@@ -97,21 +154,22 @@ def gradient_leaves(graph: Graph, gradients: tuple[str, ...] | None = None) -> l
 
 
 def backward(graph: Graph, values: list[Value], output: int, kernels: bool = True,
-             leaves: list[int] | None = None) -> dict[int, Value]:
-    """Reverse mode: ``dL/dtheta`` for the trainable leaves ``leaves`` (None: every one;
-    :func:`gradient_leaves` picks those of the weights ``conventions.gradients`` names),
-    where L is node ``output``.
+             gradients: tuple[str, ...] | None = None) -> LeafValues:
+    """Reverse mode: ``dL/dtheta`` for the trainable leaves of the weights named in
+    ``gradients`` (``conventions.gradients``; None: every one), where L is node ``output``.
 
     Adjoints that are exactly zero are never propagated, so a weight that L does not
     depend on gets an exact 0 (a token that is not in the sentence does not move). With
     ``kernels``, a recorded matrix product passes its adjoints back in one call when its
     last node is reached (its nodes are contiguous and none reads another, so every one
-    of their adjoints is complete then). A trainable leaf left out of ``leaves`` gets no
-    adjoint: a product whose every weight is left out skips ``dW = X^T G``.
+    of their adjoints is complete then), a weight's whole derivative as one matrix
+    (``dW = X^T G``). A trainable leaf left out of ``gradients`` gets no adjoint: a
+    product whose every weight is left out skips ``dW = X^T G``.
     """
-    wanted = graph.param_leaves() if leaves is None else leaves
-    idle = set(graph.param_leaves()).difference(wanted) if leaves is not None else set()
+    wanted = {w for w in graph.weights if gradients is None or w.param in gradients}
+    idle = set() if gradients is None else set(graph.param_leaves()).difference(gradient_leaves(graph, gradients))
     adjoint: dict[int, Value] = {output: fmpq(1)}
+    whole: dict[Weights, list[Value]] = {}  # a weight's derivative from the products that read it whole
     last = {}
     if kernels:
         for group in graph.kernels.values():
@@ -128,8 +186,11 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
             skip_to = group.start
             grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
             if any(not is_zero(g) for row in grad for g in row):
-                for p, d in group.backward(values, grad, idle):
+                scalars, matrices = group.backward(values, grad, weight_factor, idle)
+                for p, d in scalars:
                     adjoint[p] = adjoint[p] + d if p in adjoint else d
+                for w, dW in matrices:
+                    whole[w] = dW if w not in whole else [_plus(a, b) for a, b in zip(whole[w], dW)]
             continue
         g = adjoint.pop(i, None) if node.op is not None else adjoint.get(i)
         if g is None or node.op is None or is_zero(g):
@@ -140,7 +201,24 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
                 continue
             contribution = g * d
             adjoint[p] = adjoint[p] + contribution if p in adjoint else contribution
-    return {leaf: adjoint.get(leaf, fmpq(0)) for leaf in wanted}
+    matrices = {}
+    for w in graph.weights:
+        if w not in wanted:
+            continue
+        dW = whole.get(w)
+        if dW is None:
+            dW = [adjoint.get(j, ZERO) for j in range(w.start, w.start + w.rows * w.cols)]
+        elif adjoint:  # entries also read one by one (a gain, an embedding row)
+            dW = [_plus(d, adjoint[j]) if j in adjoint else d for j, d in enumerate(dW, w.start)]
+        matrices[w] = dW
+    others = {leaf: adjoint.get(leaf, ZERO) for leaf in graph.param_leaves()
+              if type(graph.nodes[leaf]) is not WeightEntry and leaf not in idle}
+    return LeafValues(graph, matrices, others)
+
+
+def _plus(a: Value, b: Value) -> Value:
+    """a + b, an exact 0 on either side leaving the other as it is."""
+    return b if is_zero(a) else a if is_zero(b) else a + b
 
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
@@ -148,23 +226,28 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
              gradients: tuple[str, ...] | None = None) -> Evaluation:
     """Forward pass, gradients of the loss node ``loss`` for the weights named in
     ``gradients`` (None: all of them; none of the graph's: the loss alone, no step and no
-    pass after), one
-    SGD step on those of them named in ``trained`` (None: all) and the pass again, all at
-    ``prec`` bits, with the graph's matrix kernels or (``kernels`` False) node by node.
+    pass after), one SGD step ``theta - eta dL/dtheta`` (seed 000, step 2b) on those of
+    them named in ``trained`` (None: all) and the pass again, all at ``prec`` bits, with
+    the graph's matrix kernels or (``kernels`` False) node by node.
 
     Raises:
         NeedPrecision, Undefined: as :func:`forward`.
     """
     with ctx.workprec(prec):
         before = forward(graph, kernels=kernels)
-        leaves = gradient_leaves(graph, gradients) if loss is not None else []
-        if not leaves:
+        if loss is None or not gradient_leaves(graph, gradients):
             return Evaluation(prec, before, {}, {}, None)
-        grads = backward(graph, before.values, loss, kernels, None if gradients is None else leaves)
-        updated = {}
-        for leaf, g in grads.items():
-            moves = not is_zero(g) and (trained is None or graph.nodes[leaf].meta.param in trained)
-            updated[leaf] = before.values[leaf] - learning_rate * g if moves else before.values[leaf]
+        grads = backward(graph, before.values, loss, kernels, gradients)
+        eta = learning_rate
+
+        def step(v: Value, g: Value) -> Value:
+            return v if is_zero(g) else v - eta * g
+
+        matrices = {w: [step(v, g) for v, g in zip(w.values, dW)] if trained is None or w.param in trained else w.values
+                    for w, dW in grads.matrices.items()}
+        others = {leaf: step(before.values[leaf], g) if trained is None or graph.nodes[leaf].meta.param in trained
+                  else before.values[leaf] for leaf, g in grads.others.items()}
+        updated = LeafValues(graph, matrices, others)
         after = forward(graph, updated, kernels)
     return Evaluation(prec, before, grads, updated, after)
 

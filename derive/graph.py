@@ -637,15 +637,18 @@ class Weights:
         heads, tokens, labels: what is known of single entries, by offset k = r cols + c:
             the head whose slice a hand-set per-head weight is, the piece an E row
             embeds, and the labels printed so far (made on first read).
+        factor: the values as one :class:`~derive.kernels.Factor` (made by the first
+            product that reads the whole matrix, :func:`derive.kernels.weight_factor`).
     """
 
-    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels")
+    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels", "factor")
 
     def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq]):
         self.param, self.block, self.rows, self.cols, self.start, self.values = param, block, rows, cols, start, values
         self.heads: dict[int, int] = {}
         self.tokens: dict[int, str] = {}
         self.labels: dict[int, str] = {}
+        self.factor = None
 
 
 class _Own:

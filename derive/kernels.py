@@ -20,80 +20,147 @@ a ball does not decide a digit, as it always does).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat
+from flint import arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
 from .graph import Value
 
 ZERO = fmpq(0)
 
 
-def product(A: list[list[Value]], B: list[list[Value]]) -> list[list[Value]]:
+class Factor:
+    """One factor of :func:`product`: a rows x cols matrix of fmpq and arb values
+    (``flat``, row-major), with the forms a product reads (its exact part as an fmpq_mat,
+    its balls as an arb_mat, which entries are balls or nonzero) made on first use and
+    kept: a weight matrix's factor is made once per pass (:meth:`derive.graph.Weights.factor`)
+    and read by every product and by reverse mode, instead of once per product from
+    row lists of values.
+
+    Args:
+        rows, cols: the shape. flat: rows x cols values, row-major (fmpq exact, arb balls).
+    """
+
+    __slots__ = ("rows", "cols", "flat", "balls", "any_ball", "all_ball", "_exact", "_arb", "_live", "_t")
+
+    def __init__(self, rows: int, cols: int, flat: list[Value]):
+        self.rows, self.cols, self.flat = rows, cols, flat
+        self.balls = [type(v) is not fmpq for v in flat]
+        self.any_ball = True in self.balls
+        self.all_ball = self.any_ball and False not in self.balls
+        self._exact = self._live = self._t = None
+        self._arb: dict[int, arb_mat] = {}
+
+    @classmethod
+    def of_rows(cls, M: list[list[Value]], cols: int | None = None) -> "Factor":
+        """The factor of a matrix given as row lists (``cols``: the width of a matrix of no rows)."""
+        return cls(len(M), len(M[0]) if M else (cols or 0), [v for row in M for v in row])
+
+    def exact(self) -> fmpq_mat:
+        """The exact entries as an fmpq_mat, each ball replaced by 0."""
+        if self._exact is None:
+            flat = [0 if b else v for v, b in zip(self.flat, self.balls)] if self.any_ball else self.flat
+            self._exact = fmpq_mat(self.rows, self.cols, flat)
+        return self._exact
+
+    def arb(self) -> arb_mat:
+        """Every entry as a ball at the current working precision (kept per precision:
+        a rational that is not dyadic rounds differently at each)."""
+        prec = ctx.prec
+        if prec not in self._arb:
+            self._arb[prec] = arb_mat(self.rows, self.cols, self.flat) if self.any_ball else arb_mat(self.exact())
+        return self._arb[prec]
+
+    def live(self) -> list[bool]:
+        """Whether each entry is a ball or a nonzero rational (a term it enters is not
+        skipped), row-major."""
+        if self._live is None:
+            self._live = [b or v != 0 for v, b in zip(self.flat, self.balls)]
+        return self._live
+
+    def live_rows(self) -> list[bool]:
+        """Whether each row holds a ball or a nonzero entry."""
+        live, n = self.live(), self.cols
+        return [True in live[t * n:(t + 1) * n] for t in range(self.rows)]
+
+    def live_cols(self) -> list[bool]:
+        """Whether each column holds a ball or a nonzero entry."""
+        live, m = self.live(), self.cols
+        return [True in live[c::m] for c in range(m)]
+
+    def transpose(self) -> "Factor":
+        """The transposed factor (cols x rows), made once."""
+        if self._t is None:
+            m = self.cols
+            self._t = Factor(self.cols, self.rows, [v for c in range(m) for v in self.flat[c::m]])
+        return self._t
+
+
+def weight_factor(w) -> Factor:
+    """The values of a weight (:class:`~derive.graph.Weights`) as given, as one
+    :class:`Factor`, made once and kept by the weight."""
+    if w.factor is None:
+        w.factor = Factor(w.rows, w.cols, w.values)
+    return w.factor
+
+
+def product(A: list[list[Value]] | Factor, B: list[list[Value]] | Factor) -> list[list[Value]]:
     """``C = A B`` for a T x n matrix A and an n x m matrix B of fmpq and arb values (row
-    lists), with the scalar path's exactness: C[t][c] is an exact fmpq when every term
-    A[t][k] B[k][c] has an exact 0 factor or two exact factors, else an arb ball at the
-    current working precision.
+    lists or :class:`Factor`), with the scalar path's exactness: C[t][c] is an exact fmpq
+    when every term A[t][k] B[k][c] has an exact 0 factor or two exact factors, else an
+    arb ball at the current working precision.
 
     Raises:
         ValueError: when the inner sizes differ.
     """
-    T, n, m = len(A), len(B), len(B[0]) if B else 0
-    if any(len(row) != n for row in A):
-        raise ValueError(f"cannot multiply {T} x {len(A[0]) if A else 0} by {n} x {m}")
+    if not isinstance(A, Factor):
+        if any(len(row) != len(A[0]) for row in A):
+            raise ValueError("the rows of a factor differ in length")
+        A = Factor.of_rows(A, B.rows if isinstance(B, Factor) else len(B))
+    if not isinstance(B, Factor):
+        B = Factor.of_rows(B)
+    T, n, m = A.rows, B.rows, B.cols
+    if A.cols != n:
+        raise ValueError(f"cannot multiply {T} x {A.cols} by {n} x {m}")
     if T == 0 or m == 0:
         return [[] for _ in range(T)]
-    flat_a = [v for row in A for v in row]
-    flat_b = [v for row in B for v in row]
-    ball_a = [type(v) is not fmpq for v in flat_a]
-    ball_b = [type(v) is not fmpq for v in flat_b]
-    any_a, any_b = True in ball_a, True in ball_b
-    if (any_a and False not in ball_a) or (any_b and False not in ball_b):
-        return _product_of_balls(T, n, m, flat_a, flat_b, ball_a, ball_b)
-    qa = fmpq_mat(T, n, [0 if b else v for v, b in zip(flat_a, ball_a)] if any_a else flat_a)
-    qb = fmpq_mat(n, m, [0 if b else v for v, b in zip(flat_b, ball_b)] if any_b else flat_b)
-    exact = (qa * qb).entries()
-    if not (any_a or any_b):
+    if A.all_ball or B.all_ball:
+        return _product_of_balls(A, B)
+    exact = (A.exact() * B.exact()).entries()
+    if not (A.any_ball or B.any_ball):
         return [exact[t * m:(t + 1) * m] for t in range(T)]
     # how many terms of each entry are balls (a ball times a nonzero, or a nonzero times a ball)
     ball_terms = None
-    if any_a:
-        ball_terms = fmpz_mat(T, n, ball_a) * fmpz_mat(n, m, [b or v != 0 for v, b in zip(flat_b, ball_b)])
-    if any_b:
-        more = fmpz_mat(T, n, [b or v != 0 for v, b in zip(flat_a, ball_a)]) * fmpz_mat(n, m, ball_b)
+    if A.any_ball:
+        ball_terms = fmpz_mat(T, n, A.balls) * fmpz_mat(n, m, B.live())
+    if B.any_ball:
+        more = fmpz_mat(T, n, A.live()) * fmpz_mat(n, m, B.balls)
         ball_terms = more if ball_terms is None else ball_terms + more
     inexact = ball_terms.entries()
     if not any(inexact):
         return [exact[t * m:(t + 1) * m] for t in range(T)]
-    balls = ((arb_mat(T, n, flat_a) if any_a else arb_mat(qa))
-             * (arb_mat(n, m, flat_b) if any_b else arb_mat(qb))).entries()
+    balls = (A.arb() * B.arb()).entries()
     out = [b if k else e for e, b, k in zip(exact, balls, inexact)]
     return [out[t * m:(t + 1) * m] for t in range(T)]
 
 
-def _product_of_balls(T: int, n: int, m: int, flat_a: list[Value], flat_b: list[Value], ball_a: list[bool],
-                      ball_b: list[bool]) -> list[list[Value]]:
+def _product_of_balls(A: Factor, B: Factor) -> list[list[Value]]:
     """:func:`product` when a factor is all balls (activations times exact weights, the
     usual dense layer): a term with a ball factor is a ball term unless its other factor
     is an exact 0, so C[t][c] is a ball exactly when the other factor's column c (A all
     balls) or row t (B all balls) is not all exact zeros, and else an exact 0 (no term
     is left). The same balls as the general path (the same arb_mat product), without
     its exact product and its count of ball terms."""
-    any_a, any_b = True in ball_a, True in ball_b
-    a = arb_mat(T, n, flat_a) if any_a else arb_mat(fmpq_mat(T, n, flat_a))
-    b = arb_mat(n, m, flat_b) if any_b else arb_mat(fmpq_mat(n, m, flat_b))
-    balls = (a * b).entries()
+    T, m = A.rows, B.cols
+    balls = (A.arb() * B.arb()).entries()
     live_rows, live_cols = [True] * T, [True] * m
-    if False not in ball_a:  # A all balls: a column of B of exact zeros leaves an exact 0
-        if not any_b:
-            cols = fmpq_mat(n, m, flat_b).transpose().entries()
-            live_cols = [any(cols[c * n:(c + 1) * n]) for c in range(m)]
-        elif False in ball_b:
-            live_cols = [any(ball_b[k * m + c] or flat_b[k * m + c] != 0 for k in range(n)) for c in range(m)]
-    elif not any_a:  # B all balls, A exact: a row of A of exact zeros leaves an exact 0
-        live_rows = [any(flat_a[t * n:(t + 1) * n]) for t in range(T)]
-    else:  # B all balls, A mixed
-        live_rows = [any(ball_a[k] or flat_a[k] != 0 for k in range(t * n, (t + 1) * n)) for t in range(T)]
+    if A.all_ball:  # a column of B of exact zeros leaves an exact 0
+        if not B.all_ball:
+            live_cols = B.live_cols()
+    else:  # B all balls: a row of A of exact zeros leaves an exact 0
+        live_rows = A.live_rows()
+    if all(live_rows) and all(live_cols):
+        return [balls[t * m:(t + 1) * m] for t in range(T)]
     return [[balls[t * m + c] if live_rows[t] and live_cols[c] else ZERO for c in range(m)] for t in range(T)]
 
 
@@ -113,57 +180,79 @@ class MatMul:
         cols: m columns of n node ids (W; column c of the right factor; None where masked).
         bias: m node ids of the bias (each entered as ``b_c * 1``), or None.
         members: T x m node ids of Y, None where an entry is masked (not computed).
+        weight: the :class:`~derive.graph.Weights` whose whole matrix W is (``cols`` are
+            its columns, in order), or None: its values are then read as one
+            :class:`Factor` per pass, and its derivative given back as one matrix.
+        bias_weight: likewise for b (a weight vector, one row), or None.
     """
 
     start: int
     rows: list[list[int]]
-    cols: list[list[int]]
+    cols: list
     bias: list[int] | None
     members: list[list[int | None]]
+    weight: object = field(default=None)
+    bias_weight: object = field(default=None)
 
     @property
     def ids(self) -> list[int]:
         """The member node ids in order (contiguous, from ``start``)."""
         return [i for row in self.members for i in row if i is not None]
 
-    def forward(self, values: list[Value]) -> list[Value]:
+    def forward(self, values: list[Value], factor_of) -> list[Value]:
         """The members' values, in member order, from the values of ``rows``, ``cols`` and
-        ``bias`` (a masked operand counts as an exact 0: its term is skipped)."""
-        X, W = self._factors(values)
-        if self.bias is not None:  # one more column of X (all 1) and one more row of W (b)
-            X = [row + [fmpq(1)] for row in X]
-            W = W + [[values[i] for i in self.bias]]
-        Y = product(X, W)
+        ``bias`` (a masked operand counts as an exact 0: its term is skipped);
+        ``factor_of(weights)`` gives a weight's :class:`Factor` in this pass. The bias is
+        added to ``X W`` entry by entry (an exact 0 on either side leaves the other)."""
+        Y = product(self._left(values), self._right(values, factor_of))
+        if self.bias is not None:
+            b = [values[i] for i in self.bias]
+            Y = [[c if _is_zero(y) else y if _is_zero(c) else y + c for y, c in zip(row, b)] for row in Y]
         return [Y[t][c] for t, row in enumerate(self.members) for c, i in enumerate(row) if i is not None]
 
-    def _factors(self, values: list[Value]) -> tuple[list[list[Value]], list[list[Value]]]:
-        """X (T x n) and W (n x m) as values, an exact 0 for a masked operand."""
-        X = [[ZERO if i is None else values[i] for i in row] for row in self.rows]
-        W = transpose([[ZERO if i is None else values[i] for i in col] for col in self.cols])
-        return X, W
+    def _left(self, values: list[Value]) -> Factor:
+        """X (T x n) as values, an exact 0 for a masked operand."""
+        return Factor.of_rows([[ZERO if i is None else values[i] for i in row] for row in self.rows], len(self.cols[0]))
 
-    def backward(self, values: list[Value], grad: list[list[Value]], idle: set[int] = frozenset()) \
-            -> list[tuple[int, Value]]:
-        """The contributions ``(node id, d)`` of this product to the adjoints of its inputs,
-        given the members' adjoints ``grad`` (T x m; exact 0 where none): ``dX = G W^T``,
-        ``dW = X^T G``, ``db = 1^T G``. Exact zeros are left out (as the scalar path
-        skips a zero partial), and so are the ids in ``idle`` (weights whose derivative is
-        not asked for): a factor or bias all of whose ids are idle is not computed."""
-        X, W = self._factors(values)
-        out = []
+    def _right(self, values: list[Value], factor_of) -> Factor:
+        """W (n x m) as values (the weight's own factor when it is one)."""
+        if self.weight is not None:
+            return factor_of(self.weight)
+        return Factor.of_rows(transpose([[ZERO if i is None else values[i] for i in col] for col in self.cols]))
+
+    def backward(self, values: list[Value], grad: list[list[Value]], factor_of, idle: set[int] = frozenset()) \
+            -> tuple[list[tuple[int, Value]], list[tuple[object, list[Value]]]]:
+        """The contributions of this product to the adjoints of its inputs, given the
+        members' adjoints ``grad`` (T x m; exact 0 where none): ``dX = G W^T``,
+        ``dW = X^T G``, ``db = 1^T G``. Returns ``(scalars, matrices)``: ``(node id, d)``
+        pairs, exact zeros left out (as the scalar path skips a zero partial), and for
+        a :attr:`weight` (or :attr:`bias_weight`) ``(weights, dW)`` with dW its whole
+        derivative, row-major (exact zeros included). The ids in ``idle`` (weights whose
+        derivative is not asked for) get nothing: a factor or bias all of whose ids are
+        idle is not computed."""
+        scalars, matrices = [], []
+        G = Factor.of_rows(grad, len(self.cols))
         if not _all_idle(self.rows, idle):
-            for row_ids, row in zip(self.rows, product(grad, transpose(W))):
-                out += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d) and i not in idle]
-        if not _all_idle(self.cols, idle):
-            for col_ids, col in zip(self.cols, transpose(product(transpose(X), grad))):
-                out += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d) and i not in idle]
+            W = self._right(values, factor_of)
+            for row_ids, row in zip(self.rows, product(G, W.transpose())):
+                scalars += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d) and i not in idle]
+        if self.weight is not None:
+            if self.weight.start not in idle:
+                dW = product(self._left(values).transpose(), G)
+                matrices.append((self.weight, [d for row in dW for d in row]))
+        elif not _all_idle(self.cols, idle):
+            for col_ids, col in zip(self.cols, transpose(product(self._left(values).transpose(), G))):
+                scalars += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d) and i not in idle]
         if self.bias is not None and not _all_idle([self.bias], idle):
-            (sums,) = product([[fmpq(1)] * len(grad)], grad)
-            out += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d) and i not in idle]
-        return out
+            (sums,) = product([[fmpq(1)] * len(grad)], G)
+            if self.bias_weight is not None:
+                matrices.append((self.bias_weight, sums))
+            else:
+                scalars += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d) and i not in idle]
+        return scalars, matrices
 
 
-def _all_idle(ids: list[list[int | None]], idle: set[int]) -> bool:
+def _all_idle(ids, idle: set[int]) -> bool:
     """Whether every (unmasked) id of a factor is in ``idle`` (then its adjoint is not computed)."""
     return bool(idle) and all(i is None or i in idle for row in ids for i in row)
 

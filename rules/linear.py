@@ -30,8 +30,10 @@ def bias(graph: Graph, name: str, vector: list[Fraction] | None, block: int | No
 
 
 def matrix_leaves(graph: Graph, name: str, matrix: list[list[Fraction]], block: int | None = None) -> Array:
-    """A weight matrix as trainable leaves (see :func:`weight`), as an :class:`~derive.array.Array`."""
-    return Array(graph, weight(graph, name, matrix, block))
+    """A weight matrix as trainable leaves (see :func:`weight`), as an :class:`~derive.array.Array`
+    that a product reads as one matrix."""
+    ids = weight(graph, name, matrix, block)
+    return Array(graph, ids, weights=graph.weights[-1])
 
 
 def entries(symbol: str, primes: int = 0, written_head: int | None = None, **context):
@@ -46,7 +48,7 @@ def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block:
     """An optional bias or gain vector as trainable leaves, a 1 x n :class:`~derive.array.Array`
     (None when the case does not give it)."""
     ids = bias(graph, name, vector, block)
-    return None if ids is None else Array(graph, [ids])
+    return None if ids is None else Array(graph, [ids], weights=graph.weights[-1])
 
 
 def constant(graph: Graph, value, label: str) -> int:
