@@ -152,15 +152,24 @@ class Array:
 
     def __init__(self, graph: Graph, rows, product: tuple | None = None, weights: Weights | None = None):
         self.graph = graph
-        self.rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in rows]
+        self._given, self._rows = rows, None  # (the entries as expressions: made when first read)
         self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
         self.weights = weights
+
+    @property
+    def rows(self) -> list[list[Expr | None]]:
+        """The entries as expressions (a node id given is wrapped as :class:`Node`), made on
+        first read: a weight multiplied as one matrix never needs them."""
+        if self._rows is None:
+            self._rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in self._given]
+        return self._rows
 
     # ---------------------------------------------------------------- shape
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, columns)."""
-        return len(self.rows), len(self.rows[0]) if self.rows else 0
+        rows = self._given
+        return len(rows), len(rows[0]) if rows else 0
 
     def _map(self, f: Callable[[Expr], Expr]) -> Array:
         return Array(self.graph, [[None if e is None else f(e) for e in row] for row in self.rows])
@@ -224,7 +233,7 @@ class Array:
         n, m = W.shape
         if self.shape[1] != n:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
-        return Array(self.graph, [[Products(partial(_entry_pairs, row, W.rows, c)) for c in range(m)]
+        return Array(self.graph, [[Products(partial(_entry_pairs, row, W, c)) for c in range(m)]
                                   for row in self.rows], product=(self, W, None))
 
     def sum(self) -> Array:
@@ -356,9 +365,9 @@ def _add_kernel(graph: Graph, layout: tuple, members: list[list[int | None]]) ->
         graph.add_kernel(MatMul(ids[0], rows, cols, bias, members, weight, bias_weight))
 
 
-def _entry_pairs(row: list[Expr | None], W: list[list[Expr | None]], c: int) -> list[tuple[Expr, Expr]]:
+def _entry_pairs(row: list[Expr | None], W: Array, c: int) -> list[tuple[Expr, Expr]]:
     """The terms (x_k, W_{k,c}) of entry c of ``row @ W``, leaving out a masked operand's."""
-    return [(x, w[c]) for x, w in zip(row, W) if x is not None and w[c] is not None]
+    return [(x, w[c]) for x, w in zip(row, W.rows) if x is not None and w[c] is not None]
 
 
 def _masked_or(f, a, b):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from flint import ctx, fmpq
+from flint import arb, ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
 from .graph import Graph, NeedPrecision, Undefined, Value, WeightEntry, Weights, is_zero
@@ -125,19 +125,19 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
         return factors[w]
 
     values: list[Value] = []
-    for i, node in enumerate(graph.nodes):
-        if i < len(values):  # filled in by a kernel or a weight matrix
-            continue
-        if node.op is None:
-            w = weights.get(i)
-            if w is not None:  # a weight's entries at once
-                values += moved.get(w, w.values)
-                continue
-            values.append(others.get(i, node.leaf))
+    nodes = graph.nodes
+    while (i := len(values)) < len(nodes):  # (a kernel or a weight fills in many values at once)
+        w = weights.get(i)
+        if w is not None:  # a weight's entries at once
+            values += moved.get(w, w.values)
             continue
         group = groups.get(i)
         if group is not None:
             values += group.forward(values, factor_of)
+            continue
+        node = nodes[i]
+        if node.op is None:
+            values.append(others.get(i, node.leaf))
             continue
         try:
             values.append(node.op.eval([values[p] for p in node.parents]))
@@ -176,14 +176,17 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
             ids = group.ids
             if ids[-1] <= output:
                 last[ids[-1]] = group
-    skip_to = None
-    for i in range(output, -1, -1):
-        if skip_to is not None and i >= skip_to:
+    weight_ends = {w.start + w.rows * w.cols - 1: w.start for w in graph.weights}  # (leaves: nothing to pass on)
+    i = output + 1
+    while i > 0:
+        i -= 1
+        if i in weight_ends:
+            i = weight_ends[i]
             continue
         node = graph.nodes[i]
         group = last.get(i)
         if group is not None:
-            skip_to = group.start
+            i = group.start
             grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
             if any(not is_zero(g) for row in grad for g in row):
                 scalars, matrices = group.backward(values, grad, weight_factor, idle)
@@ -221,6 +224,16 @@ def _plus(a: Value, b: Value) -> Value:
     return b if is_zero(a) else a if is_zero(b) else a + b
 
 
+def _step(w: Weights, dW: list[Value], eta: fmpq) -> list[Value]:
+    """A weight after one SGD step, ``W - eta dW`` (row-major): an entry whose derivative
+    is an exact 0 keeps its exact value; a derivative all balls (the usual) is one arb_mat
+    operation at the working precision, any other entry by entry."""
+    D = Factor(w.rows, w.cols, dW)
+    if D.all_ball:
+        return (weight_factor(w).arb() - D.arb() * arb(eta)).entries()
+    return [v if is_zero(g) else v - eta * g for v, g in zip(w.values, dW)]
+
+
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
              trained: tuple[str, ...] | None = None, kernels: bool = True,
              gradients: tuple[str, ...] | None = None) -> Evaluation:
@@ -238,15 +251,11 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
         if loss is None or not gradient_leaves(graph, gradients):
             return Evaluation(prec, before, {}, {}, None)
         grads = backward(graph, before.values, loss, kernels, gradients)
-        eta = learning_rate
-
-        def step(v: Value, g: Value) -> Value:
-            return v if is_zero(g) else v - eta * g
-
-        matrices = {w: [step(v, g) for v, g in zip(w.values, dW)] if trained is None or w.param in trained else w.values
+        matrices = {w: _step(w, dW, learning_rate) if trained is None or w.param in trained else w.values
                     for w, dW in grads.matrices.items()}
-        others = {leaf: step(before.values[leaf], g) if trained is None or graph.nodes[leaf].meta.param in trained
-                  else before.values[leaf] for leaf, g in grads.others.items()}
+        others = {leaf: before.values[leaf] if is_zero(g) or (trained is not None and graph.nodes[leaf].meta.param
+                                                               not in trained)
+                  else before.values[leaf] - learning_rate * g for leaf, g in grads.others.items()}
         updated = LeafValues(graph, matrices, others)
         after = forward(graph, updated, kernels)
     return Evaluation(prec, before, grads, updated, after)

@@ -827,10 +827,10 @@ class Graph:
             self._params.append(i)
         return i
 
-    def weight(self, param: str, matrix: list[list[Fraction]], block: int | None = None) -> list[list[int]]:
+    def weight(self, param: str, matrix: list[list[Fraction]], block: int | None = None) -> list[range]:
         """Add a weight matrix (rows x cols; a vector is one row) as trainable leaves, one
         :class:`Weights` whose entries are :class:`WeightEntry` nodes; returns their ids,
-        same shape. Entry (r, c)'s metadata: ``param`` = name, ``position`` = r + 1,
+        same shape (a range per row). Entry (r, c)'s metadata: ``param`` = name, ``position`` = r + 1,
         ``index`` = c + 1, ``block``.
 
         Raises:
@@ -845,7 +845,7 @@ class Graph:
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)
         self._params += ids
-        return [list(ids[r * cols:(r + 1) * cols]) for r in range(rows)]
+        return [ids[r * cols:(r + 1) * cols] for r in range(rows)]
 
     def one(self) -> int:
         """The constant leaf 1 (added once): a bias enters a dot product as ``b * 1``."""
