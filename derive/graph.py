@@ -840,7 +840,8 @@ class Graph:
         if any(len(row) != cols for row in matrix):
             raise ValueError(f"the rows of {param} differ in length")
         start = len(self.nodes)
-        w = Weights(param, block, rows, cols, start, [to_fmpq(v) for row in matrix for v in row])
+        w = Weights(param, block, rows, cols, start, [fmpq(v.numerator, v.denominator) if type(v) is Fraction
+                                                      else to_fmpq(v) for row in matrix for v in row])
         self.weights.append(w)
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)
@@ -878,7 +879,10 @@ class Graph:
         while todo:
             fresh = set()
             for part in _parts(self.nodes[todo.pop()].parents, shared):
-                fresh |= set(part) - seen  # one set operation per part, not per parent
+                if type(part) is range:  # a weight's column: leaves, with no parents to visit
+                    seen.update(part)
+                else:
+                    fresh |= set(part) - seen  # one set operation per part, not per parent
             seen |= fresh
             todo += fresh
         return seen

@@ -9,6 +9,7 @@ exact values itself with the run's :class:`~derive.rounding.Format`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
@@ -43,12 +44,46 @@ class Ref(NamedTuple):
 class Vec:
     """A row vector of quantities, printed ``[a, b, c]``."""
 
-    refs: list[Ref]
+    refs: Sequence[Ref]
 
 
-def vec(ids: list[int], phase: str = "before") -> Vec:
+class Refs(Sequence):
+    """The refs of node (or leaf) ids in one phase, made when read: a table of a wide
+    model's weights and their derivatives holds millions of them, and only a page
+    that prints them reads them. A sequence of :class:`Ref` like the list it stands
+    for (equal to it).
+
+    Args:
+        phase: ``before``, ``grad``, ``updated`` or ``after`` (see :class:`Ref`).
+        ids: the node ids, in order (a list or a range).
+    """
+
+    __slots__ = ("phase", "ids")
+
+    def __init__(self, phase: str, ids: Sequence[int]):
+        self.phase, self.ids = phase, ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [Ref(self.phase, i) for i in self.ids[k]]
+        return Ref(self.phase, self.ids[k])
+
+    def __iter__(self):
+        phase = self.phase
+        return (Ref(phase, i) for i in self.ids)
+
+    def __eq__(self, other) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    __hash__ = None
+
+
+def vec(ids: Sequence[int], phase: str = "before") -> Vec:
     """The vector of quantities with node (or leaf) ids ``ids`` in ``phase``."""
-    return Vec([Ref(phase, i) for i in ids])
+    return Vec(Refs(phase, ids))
 
 
 Cell = Union[str, int, Ref, Vec]
