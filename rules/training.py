@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fractions import Fraction
@@ -75,7 +76,7 @@ def training_steps(graph: Graph, case: Case, E, outputs: dict) -> list[Step]:
     return [gradient, sgd, after_step(case, outputs)]
 
 
-def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
+def _weight_rows(graph: Graph) -> dict[tuple, dict[int, Sequence[int]]]:
     """The leaves of every weight but E, by (block, head, name) in the graph's order (head
     None but for a head's own weight, given with the head), then by row (1-based):
     ``{(1, None, "W_Q"): {1: [leaf, ...], ...}, ...}``."""
@@ -84,8 +85,9 @@ def _weight_rows(graph: Graph) -> dict[tuple, dict[int, list[int]]]:
         if w.param != "E":
             for r in range(w.rows):
                 ids = range(w.start + r * w.cols, w.start + (r + 1) * w.cols)
-                if not w.heads:  # (the usual: shared by the heads)
-                    out.setdefault((w.block, None, w.param), {}).setdefault(r + 1, []).extend(ids)
+                if not w.heads:  # (the usual: shared by the heads; a row's ids, a range)
+                    rows = out.setdefault((w.block, None, w.param), {})
+                    rows[r + 1] = [*rows[r + 1], *ids] if r + 1 in rows else ids
                     continue
                 for i in ids:
                     out.setdefault((w.block, w.heads.get(i - w.start), w.param), {}).setdefault(r + 1, []).append(i)

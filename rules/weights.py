@@ -18,10 +18,12 @@ correctly rounded like every other number (:func:`derive.rounding.short_decimal`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from derive import registry
-from derive.graph import Graph
+from derive.graph import Graph, Weights
 from derive.printing import listed
 from derive.registry import Operation, Param, register
 from derive.steps import Ref, Step, Table, step_refs
@@ -52,29 +54,39 @@ def declared(name: str) -> Param | None:
     return None
 
 
-def weight_groups(graph: Graph) -> dict[tuple, list[int]]:
+def weight_groups(graph: Graph) -> dict[tuple, Sequence[int]]:
     """The weights' leaves by (block, head, name), in the order the model reads them (the
     first computation that uses one; W_1 and b_1 before W_2 and b_2): every trainable leaf
-    named as a weight (not a given logit, which is z).
+    named as a weight (not a given logit, which is z). A whole weight's leaves are the
+    range of its ids.
 
     Raises:
         ValueError: for a weight no registered operation declares (a rule that adds a
             weight must declare it: the registry is the only list).
     """
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple, Sequence[int]] = {}
+    weight_of: dict[tuple, Weights] = {}
     for w in graph.weights:
         ids = range(w.start, w.start + w.rows * w.cols)
-        if not w.heads:  # (the usual: one weight, one group)
-            groups.setdefault((w.block, None, w.param), []).extend(ids)
+        if not w.heads:  # (the usual: one weight, one group, its ids a range)
+            key = (w.block, None, w.param)
+            groups[key] = [*groups[key], *ids] if key in groups else ids
+            weight_of.setdefault(key, w)
             continue
         for i in ids:  # a hand-set weight per head: the slices of its heads
-            groups.setdefault((w.block, graph.nodes[i].meta.head, w.param), []).append(i)
+            key = (w.block, graph.nodes[i].meta.head, w.param)
+            groups.setdefault(key, []).append(i)
+            weight_of.setdefault(key, w)
     for name in dict.fromkeys(param for _, _, param in groups):
         if declared(name) is None:
             raise ValueError(f"the weight {name} is declared by no registered operation")
-    first_use = graph.first_readers()
-    read = lambda leaves: (min(first_use.get(leaf, len(graph.nodes)) for leaf in leaves), leaves[0])  # noqa: E731
-    return dict(sorted(groups.items(), key=lambda item: read(item[1])))
+    by_id, by_weight = graph.first_readers()
+    never = len(graph.nodes)
+
+    def read(key, leaves):  # the first node reading one of the leaves (one by one, or the weight whole)
+        return min(by_weight.get(weight_of[key].start, never), min(map(by_id.get, leaves, repeat(never)))), leaves[0]
+
+    return dict(sorted(groups.items(), key=lambda item: read(*item)))
 
 
 def weights_step(graph: Graph, case: Case, shown: list[Step]) -> Step | None:
@@ -109,11 +121,16 @@ def _table(graph: Graph, case: Case, block: int | None, head: int | None, name: 
     A dimension the registry names ``V`` is labelled by the vocabulary's pieces (W_U's
     column of ␣roof gives z_␣roof), the others by their numbers in the whole matrix
     (``c_3`` is column 3 of W_Q even when a head's part starts there)."""
-    rows: dict[int, list[int]] = {}
-    for leaf in leaves:
-        rows.setdefault(graph.nodes[leaf].meta.position, []).append(leaf)
+    if type(leaves) is range:  # a whole weight (rows x cols, row-major ids)
+        cols = graph.nodes[leaves.start].weights.cols
+        rows = {r + 1: leaves[r * cols:(r + 1) * cols] for r in range(len(leaves) // cols)}
+        first = 1
+    else:
+        rows: dict[int, list[int]] = {}
+        for leaf in leaves:
+            rows.setdefault(graph.nodes[leaf].meta.position, []).append(leaf)
+        first = min(graph.nodes[leaf].meta.index for leaf in leaves)
     width = max(len(r) for r in rows.values())
-    first = min(graph.nodes[leaf].meta.index for leaf in leaves)
     shape = declared(name).shape  # (rows, columns), or (columns,) for a vector: one row
     pieces_down, pieces_across = len(shape) == 2 and shape[0] == "V", shape[-1] == "V"
     columns = [f"`{case.pieces[c - 1]}`" if pieces_across else f"c_{c}" for c in range(first, first + width)]
