@@ -28,8 +28,12 @@ seed     the seed case cat-climbed; crane  the bundled crane (64 tokens, d = 16)
 blocks   synthetic one-block cases (``bench/synthetic.py``: pre-norm block, GELU-tanh,
          d_mlp = 4 d_model, 16 tokens, dyadic weights) at d_model ``--sizes`` (default 16,
          64, 128, 256, 768), 12 heads where 12 divides d_model, else 4: the numpy floor,
-         derive with gradients (loss, every gradient, the SGD step, the pass after) and
-         forward only (no target), each with its peak memory; the least-squares slope of
+         derive with gradients (loss, every gradient, the SGD step, the pass after, every
+         activation of both passes certified at 3 places, as the goal for d_model 768 says;
+         the derivatives and the weights after the step are certified balls, rounded only
+         when a page or an export prints them) and forward only (no target), each with
+         its peak memory (the case files are read with DERIVE_MAX_CASE_MB raised: the
+         wide ones are large TOML files on purpose); the least-squares slope of
          log(time) against log(multiply-adds). Goals: d_model 128 with gradients under 1 s
          and 200 MB; d_model 768 under 30 s and 4 GB, forward only under 5 s.
 gpt2     a 12-block GPT-2-small-shaped forward pass (d_model 768, 12 heads, d_mlp 3072,
@@ -250,6 +254,7 @@ def worker(kind: str, args: list[str]) -> dict:
         return {"cpu": statistics.median(cpu)}
     if kind == "engine":
         path, repeats = args[0], int(args[1])
+        activations = len(args) > 2 and args[2] == "activations"
         from derive.case import load_case
         from derive.derivation import derive
         from derive.rounding import Format
@@ -263,7 +268,10 @@ def worker(kind: str, args: list[str]) -> dict:
             c2 = time.process_time()
             dv.evaluation()
             c3 = time.process_time()
-            texts = dv.decimals(dv.quantities(), Format())
+            refs = dv.quantities()
+            if activations:  # the forward passes' quantities (the derivatives are certified balls, not rounded)
+                refs = [r for r in refs if r.phase in ("before", "after")]
+            texts = dv.decimals(refs, Format())
             c4 = time.process_time()
             cpu.append(c4 - c0)
             parts = {"load": c1 - c0, "graph": c2 - c1, "evaluate": c3 - c2, "round": c4 - c3}
@@ -334,7 +342,8 @@ class Measure:
     def worker(self, kind: str, *args: str) -> dict:
         """A :func:`worker` measurement; its report's fields are merged in (its ``cpu`` is
         the measured part alone; ``process_cpu`` the whole child's, imports included)."""
-        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "DERIVE_MAX_CASE_MB": "1000"}  # (the wide synthetic cases are large TOML files on purpose)
         got = self([sys.executable, str(Path(__file__).resolve()), "--worker", kind, *args], env)
         if "skipped" in got:
             return got
@@ -516,7 +525,7 @@ def section_blocks(args, measure: Measure, folder: str) -> dict:
                 r = measure.worker("floor", json.dumps(shape), "1", "3")
             else:
                 path = write_synthetic(folder, shape, key == "grad")
-                r = measure.worker("engine", path, "1")
+                r = measure.worker("engine", path, "1", "activations")
                 Path(path).unlink()
             if "skipped" in r:
                 stopped[key] = r["skipped"]
@@ -531,7 +540,7 @@ def section_blocks(args, measure: Measure, folder: str) -> dict:
               flush=True)
         if "parts" in row["grad"]:  # where derive's time goes, for the next step
             print("  derive grad: " + ", ".join(f"{k} {v:.2f} s" for k, v in row["grad"]["parts"].items())
-                  + f"; {row['grad']['nodes']:,} nodes, {row['grad']['quantities']:,} quantities rounded")
+                  + f"; {row['grad']['nodes']:,} nodes, {row['grad']['quantities']:,} activations rounded")
         if d == 128:
             r = row["grad"]
             print("  " + goal("d_model 128 with gradients under 1 s and 200 MB",
