@@ -476,7 +476,14 @@ class _Reader:
             raise self.fail(where, f"has {len(value)} rows", shape)
         self.count(sum(len(row) if isinstance(row, list) else 1 for row in value), where)
         out = []
+        seen = self._numbers
         for i, row in enumerate(value):
+            if type(row) is list and len(row) == (cols if cols is not None else len(value[0])):
+                try:  # (the usual row: numbers read before, or a safetensors file's Fractions; no text made per entry)
+                    out.append([v if type(v) is Fraction else seen[type(v), v] for v in row])
+                    continue
+                except (KeyError, TypeError):  # (a number not read before, or a list or a table: refused below)
+                    pass
             if not isinstance(row, list):
                 raise self.fail(f"{where} row {i + 1}", f"{_describe(row)} is not a list", "a list of numbers")
             if not row:

@@ -12,7 +12,7 @@ until every branch is decided (DESIGN.md, "Correct rounding").
 from __future__ import annotations
 
 import gc
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from flint import arb, ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
-from .graph import Graph, NeedPrecision, Undefined, Value, WeightEntry, Weights, is_zero
+from .graph import Graph, NeedPrecision, Undefined, Value, Weights, is_zero
 from .kernels import ZERO, Factor, weight_factor
 from .steps import Ref
 
@@ -37,18 +37,20 @@ class Pass:
 
 class LeafValues(Mapping):
     """Values of trainable leaves by node id (a derivative, or a weight after the step):
-    a weight's entries kept together, one list per :class:`~derive.graph.Weights`
-    (row-major, as its entries are numbered), any other trainable leaf (a given logit)
+    a weight's entries kept together, one :class:`~derive.kernels.Factor` per
+    :class:`~derive.graph.Weights` (row-major, as its entries are numbered: an arb_mat
+    when they are all balls, made into values only when one is read), any other
+    trainable leaf (a given logit)
     on its own. A weight with no list here has no such values (its derivative is not
     asked for): reading one of its ids raises KeyError.
 
     Args:
         graph: the graph whose weights the lists belong to.
-        matrices: weights -> its values (rows x cols, row-major).
+        matrices: weights -> its values (rows x cols).
         others: node id -> value, for the trainable leaves outside the weights.
     """
 
-    def __init__(self, graph: Graph, matrices: dict[Weights, list[Value]], others: dict[int, Value]):
+    def __init__(self, graph: Graph, matrices: dict[Weights, Factor], others: dict[int, Value]):
         self.matrices, self.others = matrices, others
         self._weights = [w for w in graph.weights if w in matrices]
         self._starts = [w.start for w in self._weights]
@@ -65,7 +67,7 @@ class LeafValues(Mapping):
     def __getitem__(self, i: int) -> Value:
         w = self.weights_of(i)
         if w is not None:
-            return self.matrices[w][i - w.start]
+            return self.matrices[w].flat[i - w.start]
         return self.others[i]
 
     def __iter__(self) -> Iterator[int]:
@@ -113,23 +115,18 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
     weights = {w.start: w for w in graph.weights}
     moved = updated.matrices if updated is not None else {}
     others = updated.others if updated is not None else {}
-    factors: dict[Weights, Factor] = {}
 
     def factor_of(w: Weights) -> Factor:
         """A weight's values in this pass as one factor: the case's own (kept by the
         weight, across passes and precisions), or the weight after the step."""
-        if w not in moved:
-            return weight_factor(w)
-        if w not in factors:
-            factors[w] = Factor(w.rows, w.cols, moved[w])
-        return factors[w]
+        return moved[w] if w in moved else weight_factor(w)
 
     values: list[Value] = []
     nodes = graph.nodes
     while (i := len(values)) < len(nodes):  # (a kernel or a weight fills in many values at once)
         w = weights.get(i)
         if w is not None:  # a weight's entries at once
-            values += moved.get(w, w.values)
+            values += moved[w].flat if w in moved else w.values
             continue
         group = groups.get(i)
         if group is not None:
@@ -169,7 +166,7 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
     wanted = {w for w in graph.weights if gradients is None or w.param in gradients}
     idle = set() if gradients is None else set(graph.param_leaves()).difference(gradient_leaves(graph, gradients))
     adjoint: dict[int, Value] = {output: fmpq(1)}
-    whole: dict[Weights, list[Value]] = {}  # a weight's derivative from the products that read it whole
+    whole: dict[Weights, Factor] = {}  # a weight's derivative from the products that read it whole
     last = {}
     if kernels:
         for group in graph.kernels.values():
@@ -193,7 +190,7 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
                 for p, d in scalars:
                     adjoint[p] = adjoint[p] + d if p in adjoint else d
                 for w, dW in matrices:
-                    whole[w] = dW if w not in whole else [_plus(a, b) for a, b in zip(whole[w], dW)]
+                    whole[w] = dW if w not in whole else whole[w].plus(dW)
             continue
         g = adjoint.pop(i, None) if node.op is not None else adjoint.get(i)
         if g is None or node.op is None or is_zero(g):
@@ -205,17 +202,19 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
             contribution = g * d
             adjoint[p] = adjoint[p] + contribution if p in adjoint else contribution
     matrices = {}
+    loose = sorted(adjoint)  # (the adjoints left: of leaves read one by one)
     for w in graph.weights:
         if w not in wanted:
             continue
+        end = w.start + w.rows * w.cols
         dW = whole.get(w)
         if dW is None:
-            dW = [adjoint.get(j, ZERO) for j in range(w.start, w.start + w.rows * w.cols)]
-        elif adjoint:  # entries also read one by one (a gain, an embedding row)
-            dW = [_plus(d, adjoint[j]) if j in adjoint else d for j, d in enumerate(dW, w.start)]
+            dW = Factor(w.rows, w.cols, [adjoint.get(j, ZERO) for j in range(w.start, end)])
+        elif loose[bisect_left(loose, w.start):bisect_left(loose, end)]:  # entries also read one by one
+            dW = Factor(w.rows, w.cols, [_plus(d, adjoint[j]) if j in adjoint else d
+                                         for j, d in enumerate(dW.flat, w.start)])
         matrices[w] = dW
-    others = {leaf: adjoint.get(leaf, ZERO) for leaf in graph.param_leaves()
-              if type(graph.nodes[leaf]) is not WeightEntry and leaf not in idle}
+    others = {leaf: adjoint.get(leaf, ZERO) for leaf in graph.loose_params() if leaf not in idle}
     return LeafValues(graph, matrices, others)
 
 
@@ -224,14 +223,18 @@ def _plus(a: Value, b: Value) -> Value:
     return b if is_zero(a) else a if is_zero(b) else a + b
 
 
-def _step(w: Weights, dW: list[Value], eta: fmpq) -> list[Value]:
-    """A weight after one SGD step, ``W - eta dW`` (row-major): an entry whose derivative
-    is an exact 0 keeps its exact value; a derivative all balls (the usual) is one arb_mat
-    operation at the working precision, any other entry by entry."""
-    D = Factor(w.rows, w.cols, dW)
+def _params(graph: Graph) -> set[str]:
+    """The names of the graph's trainable leaves (its weights', and given logits')."""
+    return {w.param for w in graph.weights} | {graph.nodes[i].meta.param for i in graph.loose_params()}
+
+
+def _step(w: Weights, D: Factor, eta: fmpq) -> Factor:
+    """A weight after one SGD step, ``W - eta dW``: an entry whose derivative is an exact
+    0 keeps its exact value; a derivative all balls (the usual) is one arb_mat operation
+    at the working precision, any other entry by entry."""
     if D.all_ball:
-        return (weight_factor(w).arb() - D.arb() * arb(eta)).entries()
-    return [v if is_zero(g) else v - eta * g for v, g in zip(w.values, dW)]
+        return Factor(w.rows, w.cols, kind="balls", matrix=weight_factor(w).arb() - D.arb() * arb(eta))
+    return Factor(w.rows, w.cols, [v if is_zero(g) else v - eta * g for v, g in zip(w.values, D.flat)])
 
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
@@ -248,10 +251,10 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
     """
     with ctx.workprec(prec):
         before = forward(graph, kernels=kernels)
-        if loss is None or not gradient_leaves(graph, gradients):
+        if loss is None or not any(gradients is None or p in gradients for p in _params(graph)):
             return Evaluation(prec, before, {}, {}, None)
         grads = backward(graph, before.values, loss, kernels, gradients)
-        matrices = {w: _step(w, dW, learning_rate) if trained is None or w.param in trained else w.values
+        matrices = {w: _step(w, dW, learning_rate) if trained is None or w.param in trained else weight_factor(w)
                     for w, dW in grads.matrices.items()}
         others = {leaf: before.values[leaf] if is_zero(g) or (trained is not None and graph.nodes[leaf].meta.param
                                                                not in trained)

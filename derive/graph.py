@@ -806,7 +806,7 @@ class Graph:
     _one: int | None = field(default=None, repr=False)
     kernels: dict = field(default_factory=dict, repr=False)  # start id -> kernels.MatMul
     weights: list[Weights] = field(default_factory=list, repr=False)  # the case's weights, in order
-    _params: list[int] = field(default_factory=list, repr=False)  # the trainable leaves' ids, in order
+    _loose: list[int] = field(default_factory=list, repr=False)  # the trainable leaves outside the weights
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
@@ -824,7 +824,7 @@ class Graph:
         :meth:`weight`; a leaf with ``meta.param`` set, given logits, is trainable too)."""
         i = self.add(None, (), meta, to_fmpq(value))
         if meta.param:
-            self._params.append(i)
+            self._loose.append(i)
         return i
 
     def weight(self, param: str, matrix: list[list[Fraction]], block: int | None = None) -> list[range]:
@@ -845,7 +845,6 @@ class Graph:
         self.weights.append(w)
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)
-        self._params += ids
         return [ids[r * cols:(r + 1) * cols] for r in range(rows)]
 
     def one(self) -> int:
@@ -869,7 +868,12 @@ class Graph:
 
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
-        return list(self._params)
+        ids = list(chain.from_iterable(range(w.start, w.start + w.rows * w.cols) for w in self.weights))
+        return sorted(ids + self._loose) if self._loose else ids
+
+    def loose_params(self) -> list[int]:
+        """Ids of the trainable leaves that are no weight's entries (given logits), in order."""
+        return list(self._loose)
 
     def ancestors(self, node: int) -> set[int]:
         """Ids of ``node`` and of every node it depends on. A weight outside this set has

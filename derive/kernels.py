@@ -30,78 +30,142 @@ ZERO = fmpq(0)
 
 
 class Factor:
-    """One factor of :func:`product`: a rows x cols matrix of fmpq and arb values
-    (``flat``, row-major), with the forms a product reads (its exact part as an fmpq_mat,
-    its balls as an arb_mat, which entries are balls or nonzero) made on first use and
-    kept: a weight matrix's factor is made once per pass (:meth:`derive.graph.Weights.factor`)
-    and read by every product and by reverse mode, instead of once per product from
-    row lists of values.
+    """One factor of :func:`product`: a rows x cols matrix of fmpq and arb values, with
+    the forms a product reads (its values row-major, its exact part as an fmpq_mat, its
+    balls as an arb_mat, which entries are balls or nonzero) made on first use and kept:
+    a weight's factor is made once (:func:`weight_factor`) and read by every product and
+    by reverse mode, and a derivative or a weight after the step that is all balls stays
+    one arb_mat (its values are made only when something reads them one by one).
 
     Args:
-        rows, cols: the shape. flat: rows x cols values, row-major (fmpq exact, arb balls).
+        rows, cols: the shape. flat: rows x cols values, row-major (fmpq exact, arb
+            balls), or None when ``matrix`` gives them.
+        kind: ``exact`` (every value an fmpq) or ``balls`` (every value an arb) when
+            known, else found from ``flat``. matrix: the values as an fmpq_mat (exact)
+            or an arb_mat (balls), when ``flat`` is None.
     """
 
-    __slots__ = ("rows", "cols", "flat", "balls", "any_ball", "all_ball", "_exact", "_arb", "_live", "_t")
+    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of")
 
-    def __init__(self, rows: int, cols: int, flat: list[Value]):
-        self.rows, self.cols, self.flat = rows, cols, flat
-        self.balls = [type(v) is not fmpq for v in flat]
-        self.any_ball = True in self.balls
-        self.all_ball = self.any_ball and False not in self.balls
-        self._exact = self._live = self._t = None
-        self._arb: dict[int, arb_mat] = {}
+    def __init__(self, rows: int, cols: int, flat: list[Value] | None = None, kind: str | None = None,
+                 matrix: fmpq_mat | arb_mat | None = None):
+        self.rows, self.cols, self._flat = rows, cols, flat
+        self._exact = matrix if kind == "exact" else None
+        self._arb: dict[int, arb_mat] = {ctx.prec: matrix} if kind == "balls" and matrix is not None else {}
+        self._balls = self._live = self._t = self._of = None
+        if kind is None:
+            self._balls = [type(v) is not fmpq for v in flat]
+            kind = "exact" if True not in self._balls else "balls" if False not in self._balls else "mixed"
+        self.kind = kind
 
     @classmethod
     def of_rows(cls, M: list[list[Value]], cols: int | None = None) -> "Factor":
         """The factor of a matrix given as row lists (``cols``: the width of a matrix of no rows)."""
         return cls(len(M), len(M[0]) if M else (cols or 0), [v for row in M for v in row])
 
+    @property
+    def any_ball(self) -> bool:
+        """Whether some value is a ball."""
+        return self.kind != "exact"
+
+    @property
+    def all_ball(self) -> bool:
+        """Whether every value is a ball (and there is one)."""
+        return self.kind == "balls" and self.rows * self.cols > 0
+
+    @property
+    def flat(self) -> list[Value]:
+        """The values, row-major (made from the matrix when the factor was given one)."""
+        if self._flat is None:
+            self._flat = (self._exact if self.kind == "exact" else next(iter(self._arb.values()))).entries()
+        return self._flat
+
+    @property
+    def balls(self) -> list[bool]:
+        """Whether each value is a ball, row-major."""
+        if self._balls is None:
+            self._balls = [self.kind == "balls"] * (self.rows * self.cols)
+        return self._balls
+
     def exact(self) -> fmpq_mat:
         """The exact entries as an fmpq_mat, each ball replaced by 0."""
         if self._exact is None:
-            flat = [0 if b else v for v, b in zip(self.flat, self.balls)] if self.any_ball else self.flat
+            flat = self.flat if self.kind == "exact" else [0 if b else v for v, b in zip(self.flat, self.balls)]
             self._exact = fmpq_mat(self.rows, self.cols, flat)
         return self._exact
 
     def arb(self) -> arb_mat:
         """Every entry as a ball at the current working precision (kept per precision:
-        a rational that is not dyadic rounds differently at each)."""
+        a rational that is not dyadic rounds differently at each; a ball is as it is)."""
         prec = ctx.prec
         if prec not in self._arb:
-            self._arb[prec] = arb_mat(self.rows, self.cols, self.flat) if self.any_ball else arb_mat(self.exact())
+            if self.kind == "balls" and self._arb:
+                return next(iter(self._arb.values()))
+            if self.kind == "exact":
+                self._arb[prec] = self._of.arb().transpose() if self._of is not None else arb_mat(self.exact())
+            else:
+                self._arb[prec] = arb_mat(self.rows, self.cols, self.flat)
         return self._arb[prec]
 
     def live(self) -> list[bool]:
         """Whether each entry is a ball or a nonzero rational (a term it enters is not
         skipped), row-major."""
         if self._live is None:
-            self._live = [b or v != 0 for v, b in zip(self.flat, self.balls)]
+            if self.kind == "balls" or (self.kind == "exact" and ZERO not in self.flat):  # (C compares, no loop)
+                self._live = [True] * (self.rows * self.cols)
+            else:
+                self._live = [b or v != 0 for v, b in zip(self.flat, self.balls)]
         return self._live
 
     def live_rows(self) -> list[bool]:
         """Whether each row holds a ball or a nonzero entry."""
+        if self._of is not None:
+            return self._of.live_cols()
         live, n = self.live(), self.cols
         return [True in live[t * n:(t + 1) * n] for t in range(self.rows)]
 
     def live_cols(self) -> list[bool]:
         """Whether each column holds a ball or a nonzero entry."""
+        if self._of is not None:
+            return self._of.live_rows()
         live, m = self.live(), self.cols
         return [True in live[c::m] for c in range(m)]
 
     def transpose(self) -> "Factor":
-        """The transposed factor (cols x rows), made once."""
+        """The transposed factor (cols x rows), made once (from the matrix when there is one)."""
         if self._t is None:
-            m = self.cols
-            self._t = Factor(self.cols, self.rows, [v for c in range(m) for v in self.flat[c::m]])
+            if self.kind == "exact":
+                self._t = Factor(self.cols, self.rows, kind="exact", matrix=self.exact().transpose())
+            elif self.kind == "balls" and self._flat is None:
+                self._t = Factor(self.cols, self.rows, kind="balls", matrix=self.arb().transpose())
+            else:
+                m = self.cols
+                self._t = Factor(self.cols, self.rows, [v for c in range(m) for v in self.flat[c::m]])
+            self._t._of = self
         return self._t
+
+    def plus(self, other: "Factor") -> "Factor":
+        """The entrywise sum (an exact 0 on either side leaves the other as it is)."""
+        if self.kind == other.kind == "balls":
+            return Factor(self.rows, self.cols, kind="balls", matrix=self.arb() + other.arb())
+        return Factor(self.rows, self.cols, [b if _is_zero(a) else a if _is_zero(b) else a + b
+                                             for a, b in zip(self.flat, other.flat)])
 
 
 def weight_factor(w) -> Factor:
     """The values of a weight (:class:`~derive.graph.Weights`) as given, as one
-    :class:`Factor`, made once and kept by the weight."""
+    :class:`Factor` (every value exact), made once and kept by the weight."""
     if w.factor is None:
-        w.factor = Factor(w.rows, w.cols, w.values)
+        w.factor = Factor(w.rows, w.cols, w.values, kind="exact")
     return w.factor
+
+
+def product_factor(A: Factor, B: Factor) -> Factor:
+    """:func:`product` as a :class:`Factor`: two factors all balls give one arb_mat (no
+    value made one by one: a weight's derivative X^T G in reverse mode)."""
+    if A.all_ball and B.all_ball:
+        return Factor(A.rows, B.cols, kind="balls", matrix=A.arb() * B.arb())
+    return Factor.of_rows(product(A, B), B.cols)
 
 
 def product(A: list[list[Value]] | Factor, B: list[list[Value]] | Factor) -> list[list[Value]]:
@@ -221,13 +285,13 @@ class MatMul:
         return Factor.of_rows(transpose([[ZERO if i is None else values[i] for i in col] for col in self.cols]))
 
     def backward(self, values: list[Value], grad: list[list[Value]], factor_of, idle: set[int] = frozenset()) \
-            -> tuple[list[tuple[int, Value]], list[tuple[object, list[Value]]]]:
+            -> tuple[list[tuple[int, Value]], list[tuple[object, Factor]]]:
         """The contributions of this product to the adjoints of its inputs, given the
         members' adjoints ``grad`` (T x m; exact 0 where none): ``dX = G W^T``,
         ``dW = X^T G``, ``db = 1^T G``. Returns ``(scalars, matrices)``: ``(node id, d)``
         pairs, exact zeros left out (as the scalar path skips a zero partial), and for
         a :attr:`weight` (or :attr:`bias_weight`) ``(weights, dW)`` with dW its whole
-        derivative, row-major (exact zeros included). The ids in ``idle`` (weights whose
+        derivative as a :class:`Factor` (exact zeros included). The ids in ``idle`` (weights whose
         derivative is not asked for) get nothing: a factor or bias all of whose ids are
         idle is not computed."""
         scalars, matrices = [], []
@@ -238,15 +302,14 @@ class MatMul:
                 scalars += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d) and i not in idle]
         if self.weight is not None:
             if self.weight.start not in idle:
-                dW = product(self._left(values).transpose(), G)
-                matrices.append((self.weight, [d for row in dW for d in row]))
+                matrices.append((self.weight, product_factor(self._left(values).transpose(), G)))
         elif not _all_idle(self.cols, idle):
             for col_ids, col in zip(self.cols, transpose(product(self._left(values).transpose(), G))):
                 scalars += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d) and i not in idle]
         if self.bias is not None and not _all_idle([self.bias], idle):
             (sums,) = product([[fmpq(1)] * len(grad)], G)
             if self.bias_weight is not None:
-                matrices.append((self.bias_weight, sums))
+                matrices.append((self.bias_weight, Factor(1, len(sums), sums)))
             else:
                 scalars += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d) and i not in idle]
         return scalars, matrices

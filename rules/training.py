@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from derive.registry import Convention, Operation, register
 from derive import formula as F
-from derive.graph import Graph, WeightEntry
+from derive.graph import Graph
 from derive.name import Name
 from derive.printing import counted, listed
 from derive.steps import Equation, Ref, Step, Table, vec
@@ -91,10 +91,9 @@ def _weight_rows(graph: Graph) -> dict[tuple, dict[int, Sequence[int]]]:
                     continue
                 for i in ids:
                     out.setdefault((w.block, w.heads.get(i - w.start), w.param), {}).setdefault(r + 1, []).append(i)
-    for leaf in graph.param_leaves():  # a trainable leaf of its own (given logits: the case has no weight)
+    for leaf in graph.loose_params():  # a trainable leaf of its own (given logits: the case has no weight)
         meta = graph.nodes[leaf].meta
-        if not isinstance(meta, WeightEntry):
-            out.setdefault((meta.block, None, meta.param), {}).setdefault(meta.position, []).append(leaf)
+        out.setdefault((meta.block, None, meta.param), {}).setdefault(meta.position, []).append(leaf)
     return out
 
 
