@@ -6,12 +6,15 @@ the one :func:`format_value` gives. Hypothesis draws balls near the rounding bou
 huge and tiny exponents, non-finite balls and exact rationals; and, so that a batch which
 decides nothing fails too, every ball whose distance to the nearest boundary, computed
 exactly in rationals, is clearly more than its radius must be decided. Then hand-made
-balls with their right texts.
+balls with their right texts, and the Rounder with the batch on and off (the same texts
+in the same order, a value decided in a later pass last, the progress meter advanced
+once a quantity).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -20,7 +23,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import derive.rounding as rounding
+from derive.case import load_case
+from derive.decimals import Rounder
+from derive.derivation import derive
+from derive.evaluate import Progress, reporting
 from derive.rounding import MINUS, MODES, Format, format_balls, format_value
+from derive.steps import Ref
 
 HALF_MODES = ("half-away", "half-even")
 
@@ -169,3 +177,73 @@ def test_boundaries_are_left_to_the_per_value_path(mode, expected):
 )
 def test_hand_made_balls(value, fmt, expected):
     assert batch([value], fmt) == [expected]
+
+
+# =========================================================================== the Rounder
+
+
+@pytest.fixture(scope="module")
+def climbed():
+    return derive(load_case("cat-climbed"))
+
+
+class Counter(Progress):
+    def __init__(self):
+        self.done = 0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+
+
+@pytest.mark.parametrize("fmt", [Format(), Format(places=5, mode="half-even"), Format(places=0),
+                                 Format(places=3, signed_zero=True), Format(places=4, mode="floor"),
+                                 Format(places=2, mode="down", minus=MINUS)])
+def test_rounder_with_and_without_the_batch(climbed, fmt):
+    """Every quantity of the seed, rounded with the batch and one by one: the same texts in
+    the same order, the progress meter advanced once for each; and the batch decides most."""
+    refs = climbed.quantities()
+    with mock.patch.object(rounding, "BATCH_MIN", 10**9):
+        one_by_one = climbed.rounder.decimals(refs, fmt)
+    meter = Counter()
+    with mock.patch.object(rounding, "BATCH_MIN", 0), reporting(meter):
+        batched = climbed.rounder.decimals(refs, fmt)
+    assert list(batched.items()) == list(one_by_one.items())
+    assert meter.done == len(batched)
+    values = list(climbed.evaluator.values(list(batched)))
+    decided = sum(t is not None for t in batch(values, fmt))
+    assert decided > 0.5 * sum(type(v) is arb for v in values)
+
+
+class Stub:
+    """An evaluator whose values are given as functions of the precision (bits)."""
+
+    def __init__(self, values: dict):
+        self.given = values
+
+    def evaluation(self, prec: int):
+        return SimpleNamespace(prec=prec)
+
+    def values(self, refs, prec: int):
+        return [self.given[ref](prec) for ref in refs]
+
+
+class NoForms:
+    def rational(self, node_id):
+        return None
+
+
+def test_a_ball_decided_in_a_later_pass_comes_last():
+    """0.3336 +- 2^-(prec - 120) holds the boundary 0.3335 at 128 bits (+- 0.0039) and is
+    decided at 256 bits (0.334): it is put in the dict after the values decided in the
+    first pass, with the batch as without it; 1/7 = 0.142857..., 2/3, the rational -5/8."""
+    wide = Ref("before", 0)
+    given = {wide: lambda prec: arb(fmpq(3336, 10000), arb(2) ** (120 - prec)),
+             Ref("before", 1): lambda prec: arb(1) / 7,
+             Ref("before", 2): lambda prec: arb(2) / 3,
+             Ref("before", 3): lambda prec: fmpq(-5, 8)}
+    refs = list(given)
+    for at_least in (0, 10**9):
+        with mock.patch.object(rounding, "BATCH_MIN", at_least):
+            got = Rounder(Stub(given), NoForms()).decimals(refs, Format())
+        assert list(got.items()) == [(Ref("before", 1), "0.143"), (Ref("before", 2), "0.667"),
+                                     (Ref("before", 3), "-0.625"), (wide, "0.334")]
