@@ -4,6 +4,9 @@ Each quantity is rounded from its ball at the working precision; a ball that str
 rounding boundary is tried on its exact form first (at the starting precision: almost
 always a rational sitting on the boundary), then evaluated again at doubled precision up
 to MAX_PREC bits, and what is left takes the exact path or is reported as undecided.
+In each pass the balls of a large table are first rounded together in float64 where a
+rigorous error bound decides them (:func:`~derive.rounding.format_balls`; at fixed places),
+and only the others one by one.
 """
 
 from __future__ import annotations
