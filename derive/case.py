@@ -478,7 +478,7 @@ class _Reader:
         out = []
         seen = self._numbers
         for i, row in enumerate(value):
-            if type(row) is list and len(row) == (cols if cols is not None else len(value[0])):
+            if type(row) is list and row and len(row) == (cols if cols is not None else len(value[0])):
                 try:  # (the usual row: numbers read before, or a safetensors file's Fractions; no text made per entry)
                     out.append([v if type(v) is Fraction else seen[type(v), v] for v in row])
                     continue
