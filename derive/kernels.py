@@ -42,7 +42,9 @@ class Factor:
             balls), or None when ``matrix`` gives them.
         kind: ``exact`` (every value an fmpq) or ``balls`` (every value an arb) when
             known, else found from ``flat``. matrix: the values as an fmpq_mat (exact)
-            or an arb_mat (balls), when ``flat`` is None.
+            or an arb_mat (balls), when ``flat`` is None (and neither for the transpose
+            of an exact factor, :meth:`transpose`: its matrices are made from the
+            source's when asked for).
     """
 
     __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of")
@@ -77,7 +79,7 @@ class Factor:
     def flat(self) -> list[Value]:
         """The values, row-major (made from the matrix when the factor was given one)."""
         if self._flat is None:
-            self._flat = (self._exact if self.kind == "exact" else next(iter(self._arb.values()))).entries()
+            self._flat = (self.exact() if self.kind == "exact" else next(iter(self._arb.values()))).entries()
         return self._flat
 
     @property
@@ -90,8 +92,11 @@ class Factor:
     def exact(self) -> fmpq_mat:
         """The exact entries as an fmpq_mat, each ball replaced by 0."""
         if self._exact is None:
-            flat = self.flat if self.kind == "exact" else [0 if b else v for v, b in zip(self.flat, self.balls)]
-            self._exact = fmpq_mat(self.rows, self.cols, flat)
+            if self.kind == "exact" and self._of is not None:  # a transpose: the source's, transposed
+                self._exact = self._of.exact().transpose()
+            else:
+                flat = self.flat if self.kind == "exact" else [0 if b else v for v, b in zip(self.flat, self.balls)]
+                self._exact = fmpq_mat(self.rows, self.cols, flat)
         return self._exact
 
     def arb(self) -> arb_mat:
@@ -134,8 +139,8 @@ class Factor:
     def transpose(self) -> "Factor":
         """The transposed factor (cols x rows), made once (from the matrix when there is one)."""
         if self._t is None:
-            if self.kind == "exact":
-                self._t = Factor(self.cols, self.rows, kind="exact", matrix=self.exact().transpose())
+            if self.kind == "exact":  # (its matrices are the source's, transposed when first asked for)
+                self._t = Factor(self.cols, self.rows, kind="exact")
             elif self.kind == "balls" and self._flat is None:
                 self._t = Factor(self.cols, self.rows, kind="balls", matrix=self.arb().transpose())
             else:
@@ -216,7 +221,11 @@ def _product_of_balls(A: Factor, B: Factor) -> list[list[Value]]:
     is left). The same balls as the general path (the same arb_mat product), without
     its exact product and its count of ball terms."""
     T, m = A.rows, B.cols
-    balls = (A.arb() * B.arb()).entries()
+    if B._of is not None and B.kind == "exact" and not B._arb:
+        # G W^T in reverse mode, W a weight: (W G^T)^T, with no arb_mat of W^T beside W's (340 MB at d_model 768)
+        balls = (B._of.arb() * A.arb().transpose()).transpose().entries()
+    else:
+        balls = (A.arb() * B.arb()).entries()
     live_rows, live_cols = [True] * T, [True] * m
     if A.all_ball:  # a column of B of exact zeros leaves an exact 0
         if not B.all_ball:

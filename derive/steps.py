@@ -9,7 +9,7 @@ exact values itself with the run's :class:`~derive.rounding.Format`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
@@ -74,6 +74,37 @@ class Refs(Sequence):
     def __iter__(self):
         phase = self.phase
         return (Ref(phase, i) for i in self.ids)
+
+    def __eq__(self, other) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    __hash__ = None
+
+
+class Rows(Sequence):
+    """A table's rows made when read, row ``r`` by ``make(r)`` (a list of cells): the
+    table of a wide model's weight holds a Ref per entry (7 million at d_model 768),
+    and only a page that prints it reads them. A sequence of rows like the list it
+    stands for (equal to it).
+
+    Args:
+        count: the number of rows. make: row index (0-based) -> the row's cells.
+    """
+
+    __slots__ = ("count", "make")
+
+    def __init__(self, count: int, make: Callable[[int], list]):
+        self.count, self.make = count, make
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self.make(r) for r in range(self.count)[k]]
+        if not -self.count <= k < self.count:
+            raise IndexError("row index out of range")
+        return self.make(k % self.count)
 
     def __eq__(self, other) -> bool:
         return list(self) == (list(other) if isinstance(other, Sequence) else other)

@@ -26,7 +26,7 @@ from derive import registry
 from derive.graph import Graph, Weights
 from derive.printing import listed
 from derive.registry import Operation, Param, register
-from derive.steps import Ref, Step, Table, step_refs
+from derive.steps import Ref, Rows, Step, Table, step_refs
 
 
 from .attention import head_name
@@ -139,10 +139,13 @@ def _table(graph: Graph, case: Case, block: int | None, head: int | None, name: 
         title += ", " + head_name(case.blocks[block - 1], head)
     if block is not None and len(case.blocks) > 1:
         title += f", block {block}"
-    return Table(["row"] + columns,
-                 [[f"`{case.pieces[r - 1]}`" if pieces_down else r]
-                  + [Ref("before", leaf) for leaf in row] for r, row in rows.items()],
-                 title=title, short_exact=True)
+    keys = list(rows)
+
+    def row(k: int) -> list:  # (made when a page reads it: a Ref per entry)
+        r = keys[k]
+        return [f"`{case.pieces[r - 1]}`" if pieces_down else r] + [Ref("before", leaf) for leaf in rows[r]]
+
+    return Table(["row"] + columns, Rows(len(keys), row), title=title, short_exact=True)
 
 
 WEIGHTS = register(Operation(
