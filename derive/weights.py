@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import CaseError
 
-MAX_VALUES = 4_000_000  # derive makes one exact number (and graph leaf) per weight: millions already take minutes
+MAX_VALUES = 4_000_000  # derive makes one exact number (and graph leaf) per weight: raised by [limits] weights = N
 MAX_HEADER = 16 * 2**20  # bytes of a safetensors JSON header (the format itself allows 100 MB)
 DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # safetensors dtype -> numpy
 DTYPE_NAMES = "float32, bfloat16, float16 or float64"
@@ -62,7 +62,7 @@ def merge(data: dict, case_path: str, model_fields: dict[str, int], block_fields
     if not path.is_file():
         raise CaseError(f"{value!r}: no such file ({path})", file=case_path, field="weights",
                         expected="a safetensors file, relative to the case file")
-    tensors = read(path, lambda name: _rank(name, model_fields, block_fields))
+    tensors = read(path, lambda name: _rank(name, model_fields, block_fields), _raised(data))
     where: dict[str, str] = {}
     model = data.setdefault("model", {})
     blocks = data.setdefault("blocks", [])
@@ -112,10 +112,20 @@ def _rank(name: str, model_fields: dict[str, int], block_fields: dict[str, int])
                      f"or blocks.N. and one of {', '.join(block_fields)})")
 
 
-def read(path: Path, rank_of) -> dict[str, list]:
+def _raised(data: dict) -> int:
+    """The values a case's safetensors file may hold: :data:`MAX_VALUES`, or the case's
+    ``[limits] weights`` when it is a larger integer (the same limit as the TOML's numbers;
+    the case reader checks the field itself)."""
+    limits = data.get("limits")
+    given = limits.get("weights") if isinstance(limits, dict) else None
+    return max(MAX_VALUES, given) if type(given) is int else MAX_VALUES
+
+
+def read(path: Path, rank_of, max_values: int | None = None) -> dict[str, list]:
     """The tensors of the safetensors file ``path`` as exact Fractions: a 2-d tensor as a
     list of rows, a 1-d tensor as a list, in the file's order. ``rank_of(name)`` gives the
-    rank a name must have, or raises ValueError when the name is no field.
+    rank a name must have, or raises ValueError when the name is no field; ``max_values``
+    bounds the values (default :data:`MAX_VALUES`).
 
     Raises:
         CaseError: naming ``path`` and the tensor, as :func:`arrays` and :func:`merge` list.
@@ -129,14 +139,14 @@ def read(path: Path, rank_of) -> dict[str, list]:
 
     out = {}
     for name, values in arrays(path, check, "a safetensors file whose tensors are named by derive's fields "
-                                            "(docs/case-format.md)").items():
+                                            "(docs/case-format.md)", max_values).items():
         exact = [Fraction(v) for v in values.astype("<f8").ravel().tolist()]  # every float is a dyadic rational
         width = values.shape[-1]
         out[name] = exact if values.ndim == 1 else [exact[i:i + width] for i in range(0, len(exact), width)]
     return out
 
 
-def arrays(path: Path, check, expected: str) -> dict:
+def arrays(path: Path, check, expected: str, max_values: int | None = None) -> dict:
     """The tensors of the safetensors file ``path`` as numpy arrays holding exactly the
     stored values: float32 for float32, bfloat16 (widened bit for bit) and float16, float64
     for float64; in the file's order.
@@ -147,7 +157,8 @@ def arrays(path: Path, check, expected: str) -> dict:
     ``expected`` says what the file should be, for the errors about the file as a whole.
 
     Bounds before the data is read: the header is at most :data:`MAX_HEADER` bytes and the
-    tensors hold at most :data:`MAX_VALUES` values together (safetensors itself refuses a
+    tensors hold at most ``max_values`` values together (default :data:`MAX_VALUES`; a
+    case raises it with ``[limits] weights``; safetensors itself refuses a
     file its header does not exactly cover).
 
     Raises:
@@ -180,7 +191,7 @@ def arrays(path: Path, check, expected: str) -> dict:
                 shapes[name] = (list(piece.get_shape()), piece.get_dtype())
     except (SafetensorError, OSError, ValueError) as exc:
         raise CaseError(f"is not a readable safetensors file: {exc}", file=file, expected=expected) from None
-    total = 0
+    total, limit = 0, MAX_VALUES if max_values is None else max_values
     for name, (shape, dtype) in shapes.items():
         try:
             problem = check(name, shape)
@@ -192,9 +203,10 @@ def arrays(path: Path, check, expected: str) -> dict:
             raise CaseError(f"has shape {tuple(shape)}", file=file, field=name,
                             expected=problem or "one or more entries")
         total += math.prod(shape)
-        if total > MAX_VALUES:
-            raise CaseError(f"holds more than {MAX_VALUES} values (at tensor {name})", file=file, field=name,
-                            expected=f"at most {MAX_VALUES} weights: derive makes one exact number of each")
+        if total > limit:
+            raise CaseError(f"holds more than {limit} values (at tensor {name})", file=file, field=name,
+                            expected=f"at most {limit} weights: derive makes one exact number of each; a [limits] "
+                            "table with weights = N in the case raises it on purpose")
     try:
         raw = {name: info for name, info in deserialize(path.read_bytes())}
     except (SafetensorError, OSError, ValueError) as exc:

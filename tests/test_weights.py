@@ -189,6 +189,17 @@ def test_bounded(tmp_path, arrays, monkeypatch):
     assert_clean_error(error(tmp_path, arrays), "w.safetensors", "more than 64")
 
 
+def test_limit_raised_by_the_case(tmp_path, arrays, monkeypatch):
+    """``[limits] weights = N`` raises the bound on a safetensors file's values, as it
+    raises the TOML's: a file of more values than the default loads, and one past N does not."""
+    monkeypatch.setattr(weights, "MAX_VALUES", 50)
+    values = sum(a.size for a in arrays.values())
+    assert values > 50
+    assert load_case(str(write_split(tmp_path, arrays, f"[limits]\nweights = {values}\n" + HEAD))).E is not None
+    assert_clean_error(error(tmp_path, arrays, f"[limits]\nweights = {values - 1}\n" + HEAD), "w.safetensors",
+                       f"more than {values - 1} values", "weights = N")
+
+
 def test_padded_file_refused(tmp_path, arrays):
     path = write_split(tmp_path, arrays)
     with open(tmp_path / "w.safetensors", "ab") as handle:
