@@ -42,15 +42,31 @@ def _number(q: Fraction) -> str:
     return str(q.numerator) if q.denominator == 1 else f'"{q.numerator}/{q.denominator}"'
 
 
-def _matrix(rng: random.Random, rows: int, cols: int, sd: float, around: int = 0) -> str:
-    """A TOML matrix (list of rows) of dyadic numbers around + N(0, sd) rounded to 1/256."""
-    def entry() -> str:
-        return _number(Fraction(around) + Fraction(round(rng.gauss(0.0, sd) * DENOMINATOR), DENOMINATOR))
-    return "[\n" + "".join("  [" + ", ".join(entry() for _ in range(cols)) + "],\n" for _ in range(rows)) + "]"
+def _draw(rng: random.Random, rows: int, cols: int, sd: float) -> list[list[Fraction]]:
+    """A rows x cols matrix of dyadic numbers N(0, sd) rounded to 1/256, drawn row by row."""
+    return [[Fraction(round(rng.gauss(0.0, sd) * DENOMINATOR), DENOMINATOR) for _ in range(cols)] for _ in range(rows)]
+
+
+def _toml(matrix: list[list[Fraction]]) -> str:
+    """A matrix as a TOML list of rows."""
+    return "[\n" + "".join("  [" + ", ".join(map(_number, row)) + "],\n" for row in matrix) + "]"
+
+
+def _weights(rng: random.Random, d_model: int, d_mlp: int, tokens: int, vocab: int, blocks: int) -> dict:
+    """The weights by field path (E, P, W_U, blocks.1.W_Q, ...), drawn in the file's order."""
+    out = {"E": _draw(rng, vocab, d_model, 0.5), "P": _draw(rng, tokens, d_model, 0.5),
+           "W_U": _draw(rng, d_model, vocab, 1 / math.sqrt(d_model))}
+    for b in range(1, blocks + 1):
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            out[f"blocks.{b}.{name}"] = _draw(rng, d_model, d_model, 1 / math.sqrt(d_model))
+        out[f"blocks.{b}.W_1"] = _draw(rng, d_model, d_mlp, 1 / math.sqrt(d_model))
+        out[f"blocks.{b}.W_2"] = _draw(rng, d_mlp, d_model, 1 / math.sqrt(d_mlp))
+    return out
 
 
 def case_text(d_model: int, heads: int, d_mlp: int | None = None, tokens: int = 16, vocab: int = 32,
-              blocks: int = 1, seed: int = 0, trained: bool = True, activation: str = "gelu_tanh") -> str:
+              blocks: int = 1, seed: int = 0, trained: bool = True, activation: str = "gelu_tanh",
+              weights_file: str | None = None) -> str:
     """The TOML text of a synthetic case.
 
     Args:
@@ -58,11 +74,35 @@ def case_text(d_model: int, heads: int, d_mlp: int | None = None, tokens: int = 
             width (default 4 d_model); tokens: prompt length T; vocab: vocabulary size V;
             blocks: number of blocks; seed: the random weights' seed; trained: with a
             target (loss, gradients, the SGD step and the pass after) or forward only
-            (no target); activation: a registered activation name.
+            (no target); activation: a registered activation name; weights_file: the
+            name of a safetensors file that holds the matrices (:func:`write_case` with
+            ``safetensors``), written ``weights = "..."`` instead of the matrices.
 
     Raises:
         ValueError: heads does not divide d_model, or a size is below 1.
     """
+    head, matrices = _case(d_model, heads, d_mlp, tokens, vocab, blocks, seed, trained, activation)
+    return _render(head, matrices, blocks, weights_file)
+
+
+def _render(head: list[str], matrices: dict, blocks: int, weights_file: str | None = None) -> str:
+    """The case's TOML text: ``head`` (:func:`_case`), then the matrices, or a
+    ``weights = "..."`` line naming the safetensors file that holds them."""
+    if weights_file is not None:
+        return f'weights = "{weights_file}"\n' + "\n".join(head) + "\n" + "\n[[blocks]]" * blocks + "\n"
+    lines = list(head)
+    for name, matrix in matrices.items():
+        if name.startswith("blocks."):
+            if name.endswith(".W_Q"):
+                lines += ["", "[[blocks]]"]
+            name = name.split(".", 2)[2]
+        lines.append(f"{name} = {_toml(matrix)}")
+    return "\n".join(lines) + "\n"
+
+
+def _case(d_model: int, heads: int, d_mlp: int | None, tokens: int, vocab: int, blocks: int, seed: int,
+          trained: bool, activation: str) -> tuple[list[str], dict]:
+    """The TOML lines before the weights, and the weights (:func:`_weights`)."""
     d_mlp = 4 * d_model if d_mlp is None else d_mlp
     if min(d_model, heads, d_mlp, tokens, vocab, blocks) < 1 or d_model % heads:
         raise ValueError(f"bad shape: d_model {d_model}, heads {heads}, d_mlp {d_mlp}, tokens {tokens}")
@@ -75,25 +115,30 @@ def case_text(d_model: int, heads: int, d_mlp: int | None = None, tokens: int = 
         lines.append(f"target = {rng.randrange(vocab)}")
     lines += ["", "[conventions]", f'activation = "{activation}"', 'mask = "causal"', "learning_rate = 0.1",
               "final_layernorm = true", "", "[limits]", "weights = 1000000000  # (a benchmark: large on purpose)",
-              "", "[model]", f"d_model = {d_model}", f"heads = {heads}",
-              f"E = {_matrix(rng, vocab, d_model, 0.5)}", f"P = {_matrix(rng, tokens, d_model, 0.5)}",
-              f"W_U = {_matrix(rng, d_model, vocab, 1 / math.sqrt(d_model))}"]
-    for _ in range(blocks):
-        lines += ["", "[[blocks]]"]
-        for name in ("W_Q", "W_K", "W_V", "W_O"):
-            lines.append(f"{name} = {_matrix(rng, d_model, d_model, 1 / math.sqrt(d_model))}")
-        lines += [f"W_1 = {_matrix(rng, d_model, d_mlp, 1 / math.sqrt(d_model))}",
-                  f"W_2 = {_matrix(rng, d_mlp, d_model, 1 / math.sqrt(d_mlp))}"]
-    return "\n".join(lines) + "\n"
+              "", "[model]", f"d_model = {d_model}", f"heads = {heads}"]
+    return lines, _weights(rng, d_model, d_mlp, tokens, vocab, blocks)
 
 
-def write_case(folder: Path | str, **shape) -> Path:
-    """Write :func:`case_text` (``shape``: its keyword arguments) to a file in ``folder``
-    and return its path."""
-    text = case_text(**shape)
-    name = text.split('"', 2)[1]
+def write_case(folder: Path | str, safetensors: bool = False, **shape) -> Path:
+    """Write :func:`case_text` (``shape``: its keyword arguments but ``weights_file``) to a
+    file in ``folder`` and return its path; with ``safetensors``, the matrices go to a
+    safetensors file beside it (float64, exact: every weight is k/256), as a wide model's
+    weights should (the case file stays small)."""
+    shape = {"d_mlp": None, "tokens": 16, "vocab": 32, "blocks": 1, "seed": 0, "trained": True,
+             "activation": "gelu_tanh", **shape}  # (case_text's defaults)
+    head, matrices = _case(**shape)
+    name = head[0].split('"', 2)[1]
+    weights_file = None
+    if safetensors:
+        import numpy as np
+
+        from derive.weights import serialize
+
+        weights_file = f"{name}.safetensors"
+        tensors = {k: np.array(m, dtype=np.float64) for k, m in matrices.items()}  # (k/256: exact as doubles)
+        (Path(folder) / weights_file).write_bytes(serialize(tensors))
     path = Path(folder) / f"{name}.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(_render(head, matrices, shape["blocks"], weights_file), encoding="utf-8")
     return path
 
 

@@ -118,6 +118,8 @@ class Factor:
         if self._live is None:
             if self.kind == "balls" or (self.kind == "exact" and ZERO not in self.flat):  # (C compares, no loop)
                 self._live = [True] * (self.rows * self.cols)
+            elif self.kind == "exact":
+                self._live = list(map(bool, self.flat))  # (fmpq's truth in C: no Python step per entry)
             else:
                 self._live = [b or v != 0 for v, b in zip(self.flat, self.balls)]
         return self._live
