@@ -22,7 +22,8 @@ from . import registry
 from .case import Case
 from .decimals import UNDECIDED, Rounder
 from .errors import CaseError, EvaluationError
-from .evaluate import MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves
+from .evaluate import (MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves,
+                       param_names)
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
 from .graph import Div, Graph, Meta, to_fmpq
 from .rounding import Format
@@ -139,17 +140,20 @@ class Derivation:
             return []
         return gradient_leaves(self.graph, self.case.conventions.gradients)
 
-    def quantities(self) -> list[Ref]:
+    def quantities(self, derivatives: bool = True) -> list[Ref]:
         """Every named scalar quantity in the order it is computed: the forward pass,
         then dL/dtheta and theta after the step for every weight with a derivative
-        (:meth:`gradient_leaves`), then the forward pass after the step (none when no
-        weight has one: the loss alone)."""
+        (:meth:`gradient_leaves`; left out when ``derivatives`` is False: the activations
+        alone), then the forward pass after the step (none when no weight has one: the
+        loss alone)."""
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
             named = [i for i, n in enumerate(self.graph.nodes) if n.meta.symbol and n.meta.symbol != "param"]
             refs = [Ref("before", i) for i in named]
-            leaves = self.gradient_leaves()
-            if leaves:
-                refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
+            gradients = self.case.conventions.gradients
+            if self.loss is not None and any(gradients is None or p in gradients for p in param_names(self.graph)):
+                if derivatives:
+                    leaves = self.gradient_leaves()
+                    refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
                 refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs
 

@@ -223,7 +223,7 @@ def _plus(a: Value, b: Value) -> Value:
     return b if is_zero(a) else a if is_zero(b) else a + b
 
 
-def _params(graph: Graph) -> set[str]:
+def param_names(graph: Graph) -> set[str]:
     """The names of the graph's trainable leaves (its weights', and given logits')."""
     return {w.param for w in graph.weights} | {graph.nodes[i].meta.param for i in graph.loose_params()}
 
@@ -251,7 +251,7 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
     """
     with ctx.workprec(prec):
         before = forward(graph, kernels=kernels)
-        if loss is None or not any(gradients is None or p in gradients for p in _params(graph)):
+        if loss is None or not any(gradients is None or p in gradients for p in param_names(graph)):
             return Evaluation(prec, before, {}, {}, None)
         grads = backward(graph, before.values, loss, kernels, gradients)
         matrices = {w: _step(w, dW, learning_rate) if trained is None or w.param in trained else weight_factor(w)
@@ -418,4 +418,4 @@ def gc_paused():
 
 
 __all__ = ["MAX_PREC", "START_PREC", "Evaluation", "Evaluator", "Pass", "NeedPrecision", "Progress", "Undefined",
-           "backward", "evaluate", "forward", "gc_paused", "gradient_leaves", "progress", "reporting"]
+           "backward", "evaluate", "forward", "gc_paused", "gradient_leaves", "param_names", "progress", "reporting"]
