@@ -470,6 +470,13 @@ class _Reader:
                 shown = f"{rows if rows is not None else 'any'} x {cols if cols is not None else 'any'}"
                 raise self.fail(where, f'"I" (identity) needs a square shape, and {where} is {shown}', shape)
             return [[Fraction(int(i == j)) for j in range(cols)] for i in range(rows)]
+        if isinstance(value, weights.FileMatrix):  # a safetensors file's: finite exact numbers, one width (derive/weights.py)
+            if rows is not None and len(value) != rows:
+                raise self.fail(where, f"has {len(value)} rows", shape)
+            if cols is not None and value.values.shape[1] != cols:
+                raise self.fail(f"{where} row 1", f"has {value.values.shape[1]} columns", f"{cols} columns")
+            self.count(value.values.size, where)
+            return value
         if not isinstance(value, list) or not value:
             raise self.fail(where, f"{_describe(value)} is not a matrix", shape)
         if rows is not None and len(value) != rows:

@@ -831,17 +831,23 @@ class Graph:
         """Add a weight matrix (rows x cols; a vector is one row) as trainable leaves, one
         :class:`Weights` whose entries are :class:`WeightEntry` nodes; returns their ids,
         same shape (a range per row). Entry (r, c)'s metadata: ``param`` = name, ``position`` = r + 1,
-        ``index`` = c + 1, ``block``.
+        ``index`` = c + 1, ``block``. ``matrix``: rows of exact numbers, or a matrix with an
+        ``fmpq_mat()`` (a safetensors file's, :class:`derive.weights.FileMatrix`), read whole.
 
         Raises:
             ValueError: for rows of different lengths.
         """
-        rows, cols = len(matrix), len(matrix[0]) if matrix else 0
-        if any(len(row) != cols for row in matrix):
-            raise ValueError(f"the rows of {param} differ in length")
+        whole = getattr(matrix, "fmpq_mat", None)  # a safetensors file's matrix: all at once, no Fraction per entry
+        if whole is not None:
+            exact = whole()
+            rows, cols, values = exact.nrows(), exact.ncols(), exact.entries()
+        else:
+            rows, cols = len(matrix), len(matrix[0]) if matrix else 0
+            if any(len(row) != cols for row in matrix):
+                raise ValueError(f"the rows of {param} differ in length")
+            values = [fmpq(*v.as_integer_ratio()) if type(v) is Fraction else to_fmpq(v) for row in matrix for v in row]
         start = len(self.nodes)
-        w = Weights(param, block, rows, cols, start, [fmpq(v.numerator, v.denominator) if type(v) is Fraction
-                                                      else to_fmpq(v) for row in matrix for v in row])
+        w = Weights(param, block, rows, cols, start, values)
         self.weights.append(w)
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)

@@ -26,6 +26,7 @@ import difflib
 import math
 import re
 from fractions import Fraction
+from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import CaseError
@@ -140,10 +141,58 @@ def read(path: Path, rank_of, max_values: int | None = None) -> dict[str, list]:
     out = {}
     for name, values in arrays(path, check, "a safetensors file whose tensors are named by derive's fields "
                                             "(docs/case-format.md)", max_values).items():
-        exact = [Fraction(v) for v in values.astype("<f8").ravel().tolist()]  # every float is a dyadic rational
-        width = values.shape[-1]
-        out[name] = exact if values.ndim == 1 else [exact[i:i + width] for i in range(0, len(exact), width)]
+        if values.ndim == 2:
+            out[name] = FileMatrix(values)
+        else:
+            out[name] = [Fraction(*v.as_integer_ratio()) for v in values.astype("<f8").tolist()]  # (exact: dyadic)
     return out
+
+
+class FileMatrix(Sequence):
+    """A matrix of a safetensors file, rows of exact Fractions as the case reader gives
+    every matrix, each row made when first read; :meth:`fmpq_mat` gives the whole matrix
+    as exact rationals at once, without a Fraction per entry (what the derivation graph
+    reads: 7.1 million weights at d_model 768, 20 s as Fractions).
+
+    Args:
+        values: a 2-d numpy array of finite float32 or float64 values (each exactly a
+            dyadic rational), rows x cols.
+    """
+
+    def __init__(self, values):
+        self.values = values
+        self._rows: dict[int, list[Fraction]] = {}
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    def __getitem__(self, r):
+        if isinstance(r, slice):
+            return [self[i] for i in range(len(self))[r]]
+        r = range(len(self))[r]  # (an IndexError past the end, as a list's)
+        if r not in self._rows:
+            self._rows[r] = [Fraction(*v.as_integer_ratio()) for v in self.values[r].astype("<f8").tolist()]
+        return self._rows[r]
+
+    def __eq__(self, other) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    __hash__ = None
+
+    def fmpq_mat(self):
+        """The matrix as a flint fmpq_mat, exactly: each double m 2^e (an integer m of at
+        most 53 bits) over the common power of two 2^-e_min, in integers."""
+        import numpy as np
+        from flint import fmpq_mat, fmpz, fmpz_mat
+
+        rows, cols = self.values.shape
+        mantissa, exponent = np.frexp(self.values.astype("<f8"))  # value = mantissa 2^exponent, 1/2 <= |mantissa| < 1
+        ints = (mantissa * 2.0 ** 53).astype(np.int64)  # (exact: a double's 53 bits)
+        shift = exponent.astype(np.int64) - 53
+        low = int(shift.min()) if shift.size else 0
+        numerators = [k << s for k, s in zip(ints.ravel().tolist(), (shift - low).ravel().tolist())]
+        exact = fmpq_mat(fmpz_mat(rows, cols, numerators))
+        return exact * fmpz(2) ** -low if low >= 0 else exact / fmpz(2) ** -low
 
 
 def arrays(path: Path, check, expected: str, max_values: int | None = None) -> dict:

@@ -213,3 +213,23 @@ def test_weight_the_block_does_not_use(tmp_path, arrays):
     arrays["blocks.1.W_3"] = np.zeros((D, MLP), np.float32)
     assert_clean_error(error(tmp_path, arrays), "w.safetensors", "field blocks.1.W_3", "unknown field")
     assert load_case(str(write_split(tmp_path, arrays, extra_block="gated = true\n"))).blocks[0].options["gated"]
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8"])
+def test_file_matrix_exact(dtype):
+    """A safetensors matrix read whole (FileMatrix.fmpq_mat, what the graph reads) holds
+    exactly the Fractions its rows give, float by float: zeros, signs, subnormals,
+    huge and tiny exponents side by side."""
+    from flint import fmpq
+
+    rng = np.random.default_rng(7)
+    special = [0.0, -0.0, 1.0, -2.5, 2.0 ** -140 if dtype == "<f4" else 2.0 ** -1070, 3.0e38, -1.0e-30, 65504.0]
+    values = np.concatenate([rng.normal(size=40) * 10.0 ** rng.integers(-20, 20, size=40), special]).astype(dtype)
+    m = weights.FileMatrix(values.reshape(6, 8))
+    exact = m.fmpq_mat()
+    assert (exact.nrows(), exact.ncols()) == (6, 8)
+    for r in range(6):
+        for c in range(8):
+            q = Fraction(float(values.reshape(6, 8)[r, c]))
+            assert m[r][c] == q
+            assert exact[r, c] == fmpq(q.numerator, q.denominator)
