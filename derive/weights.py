@@ -190,7 +190,10 @@ class FileMatrix(Sequence):
         ints = (mantissa * 2.0 ** 53).astype(np.int64)  # (exact: a double's 53 bits)
         shift = exponent.astype(np.int64) - 53
         low = int(shift.min()) if shift.size else 0
-        numerators = [k << s for k, s in zip(ints.ravel().tolist(), (shift - low).ravel().tolist())]
+        if shift.size and int(shift.max()) - low <= 9:  # (the numerators fit an int64: shifted in numpy)
+            numerators = (ints << (shift - low)).ravel().tolist()
+        else:
+            numerators = [k << s for k, s in zip(ints.ravel().tolist(), (shift - low).ravel().tolist())]
         exact = fmpq_mat(fmpz_mat(rows, cols, numerators))
         return exact * fmpz(2) ** -low if low >= 0 else exact / fmpz(2) ** -low
 

@@ -18,6 +18,7 @@ correctly rounded like every other number (:func:`derive.rounding.short_decimal`
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING
@@ -82,9 +83,18 @@ def weight_groups(graph: Graph) -> dict[tuple, Sequence[int]]:
             raise ValueError(f"the weight {name} is declared by no registered operation")
     by_id, by_weight = graph.first_readers()
     never = len(graph.nodes)
+    starts = [w.start for w in graph.weights]
+    one_by_one: dict[int, int] = {}  # a weight's start: the first node reading one of its entries one by one
+    for i, reader in by_id.items():  # (the ids read one by one, not the millions of a wide weight's entries)
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and i < starts[k] + graph.weights[k].rows * graph.weights[k].cols:
+            one_by_one[starts[k]] = min(one_by_one.get(starts[k], never), reader)
 
     def read(key, leaves):  # the first node reading one of the leaves (one by one, or the weight whole)
-        return min(by_weight.get(weight_of[key].start, never), min(map(by_id.get, leaves, repeat(never)))), leaves[0]
+        start = weight_of[key].start
+        alone = one_by_one.get(start, never) if type(leaves) is range else \
+            min(map(by_id.get, leaves, repeat(never)))
+        return min(by_weight.get(start, never), alone), leaves[0]
 
     return dict(sorted(groups.items(), key=lambda item: read(*item)))
 

@@ -233,3 +233,6 @@ def test_file_matrix_exact(dtype):
             q = Fraction(float(values.reshape(6, 8)[r, c]))
             assert m[r][c] == q
             assert exact[r, c] == fmpq(q.numerator, q.denominator)
+    narrow = (rng.integers(-300, 300, size=(5, 7)) / 256).astype(dtype)  # k/256: the numerators shifted in numpy
+    exact = weights.FileMatrix(narrow).fmpq_mat()
+    assert all(exact[r, c] == fmpq(int(narrow[r, c] * 256), 256) for r in range(5) for c in range(7))
