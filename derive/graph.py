@@ -639,16 +639,20 @@ class Weights:
             embeds, and the labels printed so far (made on first read).
         factor: the values as one :class:`~derive.kernels.Factor` (made by the first
             product that reads the whole matrix, :func:`derive.kernels.weight_factor`).
+        exact, floats: the values as an fmpq_mat and as a numpy float64 array (each
+            exactly its value) when the case read them so (a safetensors file's matrix),
+            else None.
     """
 
-    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels", "factor")
+    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels", "factor", "exact",
+                 "floats")
 
     def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq]):
         self.param, self.block, self.rows, self.cols, self.start, self.values = param, block, rows, cols, start, values
         self.heads: dict[int, int] = {}
         self.tokens: dict[int, str] = {}
         self.labels: dict[int, str] = {}
-        self.factor = None
+        self.factor = self.exact = self.floats = None
 
 
 class _Own:
@@ -848,6 +852,8 @@ class Graph:
             values = [fmpq(*v.as_integer_ratio()) if type(v) is Fraction else to_fmpq(v) for row in matrix for v in row]
         start = len(self.nodes)
         w = Weights(param, block, rows, cols, start, values)
+        if whole is not None:
+            w.exact, w.floats = exact, matrix.floats()
         self.weights.append(w)
         self.nodes += [WeightEntry(w, k) for k in range(rows * cols)]
         ids = range(start, start + rows * cols)

@@ -47,14 +47,14 @@ class Factor:
             source's when asked for).
     """
 
-    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of")
+    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of", "_ints")
 
     def __init__(self, rows: int, cols: int, flat: list[Value] | None = None, kind: str | None = None,
                  matrix: fmpq_mat | arb_mat | None = None):
         self.rows, self.cols, self._flat = rows, cols, flat
         self._exact = matrix if kind == "exact" else None
         self._arb: dict[int, arb_mat] = {ctx.prec: matrix} if kind == "balls" and matrix is not None else {}
-        self._balls = self._live = self._t = self._of = None
+        self._balls = self._live = self._t = self._of = self._ints = None
         if kind is None:
             self._balls = [type(v) is not fmpq for v in flat]
             kind = "exact" if True not in self._balls else "balls" if False not in self._balls else "mixed"
@@ -163,7 +163,9 @@ def weight_factor(w) -> Factor:
     """The values of a weight (:class:`~derive.graph.Weights`) as given, as one
     :class:`Factor` (every value exact), made once and kept by the weight."""
     if w.factor is None:
-        w.factor = Factor(w.rows, w.cols, w.values, kind="exact")
+        w.factor = Factor(w.rows, w.cols, w.values, kind="exact", matrix=w.exact)
+        if w.floats is not None:  # (exact doubles: |B| for _balls_times_exact without converting an integer each)
+            w.factor._ints = (*w.exact.numer_denom(), abs(w.floats))
     return w.factor
 
 
@@ -223,10 +225,13 @@ def _product_of_balls(A: Factor, B: Factor) -> list[list[Value]]:
     is left). The same balls as the general path (the same arb_mat product), without
     its exact product and its count of ball terms."""
     T, m = A.rows, B.cols
-    if B._of is not None and B.kind == "exact" and not B._arb:
+    balls = None
+    if A.all_ball and B.kind == "exact" and B.rows * B.cols >= BALLS_TIMES_EXACT_MIN:
+        balls = _balls_times_exact(A, B)
+    if balls is None and B._of is not None and B.kind == "exact" and not B._arb:
         # G W^T in reverse mode, W a weight: (W G^T)^T, with no arb_mat of W^T beside W's (340 MB at d_model 768)
         balls = (B._of.arb() * A.arb().transpose()).transpose().entries()
-    else:
+    elif balls is None:
         balls = (A.arb() * B.arb()).entries()
     live_rows, live_cols = [True] * T, [True] * m
     if A.all_ball:  # a column of B of exact zeros leaves an exact 0
@@ -237,6 +242,85 @@ def _product_of_balls(A: Factor, B: Factor) -> list[list[Value]]:
     if all(live_rows) and all(live_cols):
         return [balls[t * m:(t + 1) * m] for t in range(T)]
     return [[balls[t * m + c] if live_rows[t] and live_cols[c] else ZERO for c in range(m)] for t in range(T)]
+
+
+BALLS_TIMES_EXACT_MIN = 1 << 16  # entries of an exact factor from which _balls_times_exact is used (it loads numpy)
+MAX_SPREAD = 4096  # bits between a factor's smallest and largest midpoint exponents in _balls_times_exact
+
+
+def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
+    """The balls of ``A B`` (row-major) for A all balls (T x n) and B exact (n x m): an
+    activation times a weight, the bulk of a wide model's work, at about a fifth of
+    ``arb_mat`` multiplication's cost, or None when A's midpoints are too far apart in
+    size or not finite (then arb_mat multiplies, as before).
+
+    Each ball of A is m_tk +- r_tk; the midpoints are exact binary numbers, written
+    M_tk 2^e0 with integers M (e0 the least exponent), and B = Z / d with integers Z and
+    a common denominator d (``fmpq_mat.numer_denom``). Then
+
+        A B = (M Z) 2^e0 / d  +-  R,   R_tc = sum_k r_tk |b_kc|,
+
+    the first term an exact integer matrix product (FLINT's fmpz_mat), made a ball at the
+    working precision (arb_mat of an fmpq_mat: each entry rounded, its rounding in its
+    radius); R is bounded above in float64 (numpy): each r_tk read as a double and
+    widened by 2^-50 (a radius too small for a double counts as 2^-1074), |b_kc| as
+    |Z_kc| / d in doubles widened by 2^-50, their product summed and widened by
+    (n + 2) 2^-52 (the error of any order of summing n + 1 nonnegative products,
+    Higham, "Accuracy and Stability of Numerical Algorithms", 2002, eq. 3.5), plus
+    n 2^-1074 for products that underflow. Every point of A's balls times B lies in the
+    result, as with arb_mat (the balls can differ in their last bits).
+    """
+    import numpy as np
+
+    T, n, m = A.rows, A.cols, B.cols
+    flat = A.flat
+    if not all(v.is_finite() for v in flat):
+        return None
+    pairs = [v.mid().man_exp() for v in flat]
+    exps = [int(e) for man, e in pairs if man != 0]
+    if not exps:
+        e0 = 0
+    else:
+        e0 = min(exps)
+        if max(exps) - e0 > MAX_SPREAD:
+            return None
+    M = fmpz_mat(T, n, [int(man) << (int(e) - e0) if man != 0 else 0 for man, e in pairs])
+    known = _integers(B)
+    if known is None:
+        return None
+    Z, d, absB = known
+    mid = fmpq_mat(M * Z) / d
+    mid = mid * fmpq(2) ** e0 if e0 >= 0 else mid / fmpq(2) ** -e0
+    tiny, wide = 2.0 ** -1074, 1 + 2.0 ** -50
+    radii = np.array([float(v.rad()) for v in flat], dtype=np.float64).reshape(T, n)
+    exact = np.array([v.is_exact() for v in flat], dtype=bool).reshape(T, n)
+    radii = np.where(exact, 0.0, radii * wide + tiny)  # (tiny: a radius a double reads short, below 2^-1022)
+    with np.errstate(over="ignore"):
+        R = (radii @ absB) * (1 + (n + 2) * 2.0 ** -52) + n * tiny
+    from flint import arb
+
+    spread = arb_mat(T, m, [arb(0, r) for r in R.ravel().tolist()])
+    return (arb_mat(mid) + spread).entries()
+
+
+def _integers(B: Factor):
+    """An exact factor as integers: ``(Z, d, |B|)`` with B = Z / d (Z an fmpz_mat, d an
+    fmpz) and |B| the entries' sizes as float64 bounded above (numpy, n x m), or None
+    when they pass a double's range; kept by the factor (a transpose: its source's,
+    transposed)."""
+    if B._of is not None and B._of.kind == "exact":
+        known = _integers(B._of)
+        return None if known is None else (known[0].transpose(), known[1], known[2].T)
+    if B._ints is None:
+        import numpy as np
+
+        Z, d = B.exact().numer_denom()
+        wide = 1 + 2.0 ** -50
+        with np.errstate(over="ignore"):
+            absB = np.abs(np.array(Z.entries(), dtype=np.float64).reshape(B.rows, B.cols)) * (wide / float(d)) * wide
+        finite = d.bit_length() < 1000 and bool(np.isfinite(absB).all())
+        B._ints = (Z, d, absB) if finite else False
+    return B._ints or None
 
 
 def transpose(M: list[list]) -> list[list]:

@@ -179,6 +179,10 @@ class FileMatrix(Sequence):
 
     __hash__ = None
 
+    def floats(self):
+        """The matrix as a numpy float64 array (each entry exactly its value)."""
+        return self.values.astype("<f8")
+
     def fmpq_mat(self):
         """The matrix as a flint fmpq_mat, exactly: each double m 2^e (an integer m of at
         most 53 bits) over the common power of two 2^-e_min, in integers."""

@@ -21,6 +21,7 @@ from flint import arb, ctx, fmpq
 from derive.case import bundled_cases, load_case
 from derive.derivation import VALUE_FORMAT, derive
 from derive.graph import is_exact
+from derive import kernels
 from derive.kernels import product
 from random_cases import write_case
 
@@ -49,10 +50,15 @@ def _matrix(rng: random.Random, rows: int, cols: int, balls: float, zeros: float
     return values, exact, ball
 
 
+@pytest.mark.parametrize("integers", [False, True], ids=["arb_mat", "integers"])
 @pytest.mark.parametrize("seed", range(40))
-def test_product_matches_fractions_and_the_exactness_rule(seed):
+def test_product_matches_fractions_and_the_exactness_rule(seed, integers, monkeypatch):
     """Mixed factors, and a factor all balls (no zeros: activations times weights, the
-    usual layer) beside an exact one with zero rows or columns, or beside balls."""
+    usual layer) beside an exact one with zero rows or columns, or beside balls; balls
+    times an exact factor by arb_mat, or (``integers``) by the integer product of
+    kernels._balls_times_exact, used from any size."""
+    if integers:
+        monkeypatch.setattr(kernels, "BALLS_TIMES_EXACT_MIN", 0)
     rng = random.Random(seed)
     T, n, m = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 5)
     all_balls = seed % 4  # 1: A all balls, 2: B all balls, 3: both, 0: mixed
@@ -72,6 +78,31 @@ def test_product_matches_fractions_and_the_exactness_rule(seed):
                     assert isinstance(got, arb) and got.contains(_q(want)), (t, c)
                 else:
                     assert isinstance(got, fmpq) and got == _q(want), (t, c)
+
+
+def test_balls_times_exact_holds_every_product(monkeypatch):
+    """The integer path (kernels._balls_times_exact) on balls of every kind: wide and
+    narrow radii, a zero midpoint, midpoints 2^-300 beside 2^40, an exact ball, radii
+    below a double's range, against weights with a common denominator of 3 * 2^k: each
+    result holds the exact product of the rationals the balls were made from (their
+    radii widened by hand), and a point of the balls' product near the edge."""
+    monkeypatch.setattr(kernels, "BALLS_TIMES_EXACT_MIN", 0)
+    with ctx.workprec(128):
+        third = arb(1) / 3
+        A = [[arb(1) / 3 + arb(0, 1e-3), arb(0, 2.0 ** -1070), arb(5)],
+             [arb(2) ** -300 * third, arb(2) ** 40 * third, arb(-7, 2.0 ** -200)]]
+        B = [[fmpq(1, 3), fmpq(-5, 12), fmpq(0)], [fmpq(7, 96), fmpq(1), fmpq(0)], [fmpq(-1, 6), fmpq(2, 3), fmpq(0)]]
+        C = product(A, B)
+        monkeypatch.setattr(kernels, "BALLS_TIMES_EXACT_MIN", 10 ** 9)
+        D = product(A, B)  # (arb_mat's, for the same products)
+    for t in range(2):
+        for c in range(2):
+            assert isinstance(C[t][c], arb) and C[t][c].overlaps(D[t][c])
+            with ctx.workprec(400):
+                for pick in (lambda a: a.mid(), lambda a: a.upper(), lambda a: a.lower()):
+                    point = sum((pick(A[t][k]) * B[k][c] for k in range(3)), arb(0))
+                    assert C[t][c].contains(point), (t, c)
+        assert C[t][2] == 0 and isinstance(C[t][2], fmpq)  # (a column of exact zeros: an exact 0, as before)
 
 
 def test_a_zero_weight_column_keeps_an_irrational_row_exact():
