@@ -171,9 +171,20 @@ def weight_factor(w) -> Factor:
 
 def product_factor(A: Factor, B: Factor) -> Factor:
     """:func:`product` as a :class:`Factor`: two factors all balls give one arb_mat (no
-    value made one by one: a weight's derivative X^T G in reverse mode)."""
+    value made one by one: a weight's derivative X^T G in reverse mode); B's rows of
+    exact zeros (G's rows for the tokens the loss does not reach) are left out first,
+    with A's columns of the same index (their terms are skipped in every entry)."""
     if A.all_ball and B.all_ball:
         return Factor(A.rows, B.cols, kind="balls", matrix=A.arb() * B.arb())
+    if A.all_ball and B.kind == "mixed":  # B's rows of exact zeros leave out their terms of every entry (X^T G)
+        live = B.live_rows()
+        if not all(live):
+            keep = [k for k in range(B.rows) if live[k]]
+            if not keep:
+                return Factor(A.rows, B.cols, [ZERO] * (A.rows * B.cols), kind="exact")
+            n, m = A.cols, B.cols
+            return product_factor(Factor(A.rows, len(keep), [A.flat[r * n + k] for r in range(A.rows) for k in keep]),
+                                  Factor(len(keep), m, [v for k in keep for v in B.flat[k * m:(k + 1) * m]]))
     return Factor.of_rows(product(A, B), B.cols)
 
 
@@ -197,6 +208,15 @@ def product(A: list[list[Value]] | Factor, B: list[list[Value]] | Factor) -> lis
         raise ValueError(f"cannot multiply {T} x {A.cols} by {n} x {m}")
     if T == 0 or m == 0:
         return [[] for _ in range(T)]
+    if A.kind == "mixed":  # rows of exact zeros (a token the loss does not reach): their outputs are exact zeros
+        live = A.live_rows()
+        if not all(live):
+            keep = [t for t in range(T) if live[t]]
+            out = [[ZERO] * m for _ in range(T)]
+            if keep:
+                for t, row in zip(keep, product(Factor(len(keep), n, [v for t in keep for v in A.flat[t * n:(t + 1) * n]]), B)):
+                    out[t] = row
+            return out
     if A.all_ball or B.all_ball:
         return _product_of_balls(A, B)
     exact = (A.exact() * B.exact()).entries()

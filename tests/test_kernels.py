@@ -105,6 +105,27 @@ def test_balls_times_exact_holds_every_product(monkeypatch):
         assert C[t][2] == 0 and isinstance(C[t][2], fmpq)  # (a column of exact zeros: an exact 0, as before)
 
 
+def test_rows_of_exact_zeros_are_left_out():
+    """A gradient whose rows are exact zeros but one (a token the loss does not reach):
+    G W^T gives exact-zero rows and the others' products, and X^T G (product_factor)
+    leaves those rows' terms out, every entry still a ball holding the exact sum."""
+    with ctx.workprec(128):
+        third = arb(1) / 3
+        G = [[fmpq(0), fmpq(0), fmpq(0)], [third, third * 2, arb(-1) / 7], [fmpq(0), fmpq(0), fmpq(0)]]
+        W = [[fmpq(1, 2), fmpq(-3, 4), fmpq(1)], [fmpq(5, 8), fmpq(0), fmpq(-1, 3)]]  # 2 x 3: G W^T is 3 x 2
+        dX = product(G, [list(col) for col in zip(*W)])
+        X = [[third, arb(2).sqrt()], [arb(5) / 9, third * 4], [arb(1) / 11, arb(3).sqrt()]]  # 3 x 2
+        dW = kernels.product_factor(kernels.Factor.of_rows([list(c) for c in zip(*X)]), kernels.Factor.of_rows(G))
+    assert all(isinstance(v, fmpq) and v == 0 for t in (0, 2) for v in dX[t])
+    for c in range(2):
+        want = third * W[c][0] + third * 2 * W[c][1] + arb(-1) / 7 * W[c][2]
+        assert isinstance(dX[1][c], arb) and dX[1][c].overlaps(want)
+    assert (dW.rows, dW.cols, dW.kind) == (2, 3, "balls")
+    for k in range(2):
+        for c in range(3):
+            assert dW.flat[k * 3 + c].overlaps(X[1][k] * G[1][c])
+
+
 def test_a_zero_weight_column_keeps_an_irrational_row_exact():
     with ctx.workprec(128):
         root = arb(2).sqrt()
