@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_left, bisect_right
+from itertools import repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +31,9 @@ MAX_PREC = 128 * 2 ** 7
 
 @dataclass
 class Pass:
-    """The values of every node of one forward pass, indexed by node id."""
+    """The values of every node of one forward pass, indexed by node id (in the pass
+    after the step, None for the entries of a weight that only matrix kernels read:
+    :meth:`Evaluator.value` gives the weight after the step for them)."""
 
     values: list[Value]
 
@@ -115,6 +118,7 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
     weights = {w.start: w for w in graph.weights}
     moved = updated.matrices if updated is not None else {}
     others = updated.others if updated is not None else {}
+    whole = graph.read_whole() if kernels and moved else set()  # (moved weights no node reads entry by entry)
 
     def factor_of(w: Weights) -> Factor:
         """A weight's values in this pass as one factor: the case's own (kept by the
@@ -126,7 +130,12 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
     while (i := len(values)) < len(nodes):  # (a kernel or a weight fills in many values at once)
         w = weights.get(i)
         if w is not None:  # a weight's entries at once
-            values += moved[w].flat if w in moved else w.values
+            if w not in moved:
+                values += w.values
+            elif w.start in whole:  # (its kernels read the moved matrix whole: no value per entry is made)
+                values += repeat(None, w.rows * w.cols)
+            else:
+                values += moved[w].flat
             continue
         group = groups.get(i)
         if group is not None:
@@ -232,8 +241,9 @@ def _step(w: Weights, D: Factor, eta: fmpq) -> Factor:
     """A weight after one SGD step, ``W - eta dW``: an entry whose derivative is an exact
     0 keeps its exact value; a derivative all balls (the usual) is one arb_mat operation
     at the working precision, any other entry by entry."""
-    if D.all_ball:
-        return Factor(w.rows, w.cols, kind="balls", matrix=weight_factor(w).arb() - D.arb() * arb(eta))
+    if D.all_ball:  # (made when read: the pass after can multiply by W and by D's factors instead)
+        W = weight_factor(w)
+        return Factor.made(w.rows, w.cols, ("step", W, D, eta), lambda: W.arb() - D.arb() * arb(eta))
     return Factor(w.rows, w.cols, [v if is_zero(g) else v - eta * g for v, g in zip(w.values, D.flat)])
 
 
@@ -342,7 +352,8 @@ class Evaluator:
             if ev.after is None and self.loss is not None:
                 raise NotDerived("conventions.gradients asks for no derivative: there is no SGD step and no pass "
                                  "after it", file=self.file)
-            return ev.after.values[ref.id]
+            value = ev.after.values[ref.id]
+            return ev.updated[ref.id] if value is None else value  # (a weight the pass read whole: after the step)
         values = ev.grads if ref.phase == "grad" else ev.updated
         if ref.id not in values and self.loss is not None:
             param = self.graph.nodes[ref.id].meta.param
@@ -368,7 +379,7 @@ class Evaluator:
                 value = tables[ref.phase][ref.id]
             except (LookupError, TypeError):  # (TypeError: no pass after the step)
                 value = self.value(ref, prec)
-            yield value
+            yield self.value(ref, prec) if value is None else value
 
 
 class Progress:

@@ -11,6 +11,7 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -811,6 +812,7 @@ class Graph:
     kernels: dict = field(default_factory=dict, repr=False)  # start id -> kernels.MatMul
     weights: list[Weights] = field(default_factory=list, repr=False)  # the case's weights, in order
     _loose: list[int] = field(default_factory=list, repr=False)  # the trainable leaves outside the weights
+    _read_whole: tuple | None = field(default=None, repr=False)  # (nodes then, read_whole()), made once
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
@@ -902,6 +904,30 @@ class Graph:
             seen |= fresh
             todo += fresh
         return seen
+
+    def read_whole(self) -> set[int]:
+        """The ``start`` of every weight that only matrix-product kernels read, each as one
+        matrix (:class:`derive.kernels.MatMul` with that ``weight``): no node reads one of
+        its entries one by one, so a pass with the kernels needs no value of each entry
+        (made once per graph, when it is complete)."""
+        if self._read_whole is None or self._read_whole[0] != len(self.nodes):
+            whole = {group.weight.start for group in self.kernels.values() if group.weight is not None}
+            inside = sorted((group.start, group.start + len(group.ids)) for group in self.kernels.values())
+            starts = [start for start, _ in inside]
+            by_id, _ = self.first_readers()
+            weight_starts = [w.start for w in self.weights]
+            for i in by_id:  # an entry read one by one
+                k = bisect_right(weight_starts, i) - 1
+                if k >= 0 and i < weight_starts[k] + self.weights[k].rows * self.weights[k].cols:
+                    whole.discard(weight_starts[k])
+            for i in self.operations():  # a product's entry that no kernel computes reads its column itself
+                parents = self.nodes[i].parents
+                if type(parents) is Operands and type(parents.w) is range:
+                    k = bisect_right(starts, i) - 1
+                    if k < 0 or i >= inside[k][1]:
+                        whole.discard(weight_starts[bisect_right(weight_starts, parents.w.start) - 1])
+            self._read_whole = (len(self.nodes), whole)
+        return self._read_whole[1]
 
     def first_readers(self) -> tuple[dict[int, int], dict[int, int]]:
         """The first node reading each node (the order in which a page meets the

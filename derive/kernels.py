@@ -47,18 +47,36 @@ class Factor:
             source's when asked for).
     """
 
-    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of", "_ints")
+    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of", "_ints", "how",
+                 "_make")
 
     def __init__(self, rows: int, cols: int, flat: list[Value] | None = None, kind: str | None = None,
                  matrix: fmpq_mat | arb_mat | None = None):
         self.rows, self.cols, self._flat = rows, cols, flat
         self._exact = matrix if kind == "exact" else None
         self._arb: dict[int, arb_mat] = {ctx.prec: matrix} if kind == "balls" and matrix is not None else {}
-        self._balls = self._live = self._t = self._of = self._ints = None
+        self._balls = self._live = self._t = self._of = self._ints = self.how = self._make = None
         if kind is None:
             self._balls = [type(v) is not fmpq for v in flat]
             kind = "exact" if True not in self._balls else "balls" if False not in self._balls else "mixed"
         self.kind = kind
+
+    @classmethod
+    def made(cls, rows: int, cols: int, how: tuple, make) -> "Factor":
+        """A factor all balls whose arb_mat ``make()`` makes when something asks for it
+        (at the working precision of now), and ``how`` says how it is made, for a
+        product that can use that instead: ``("UV", U, V)`` (the product of two factors
+        of rank r: a weight's derivative X^T G, r the tokens) or ``("step", W, D, eta)``
+        (W - eta D: a weight after the SGD step)."""
+        out = cls(rows, cols, kind="balls")
+        prec = ctx.prec
+
+        def at_prec():
+            with ctx.workprec(prec):
+                return make()
+
+        out.how, out._make = how, at_prec
+        return out
 
     @classmethod
     def of_rows(cls, M: list[list[Value]], cols: int | None = None) -> "Factor":
@@ -79,7 +97,7 @@ class Factor:
     def flat(self) -> list[Value]:
         """The values, row-major (made from the matrix when the factor was given one)."""
         if self._flat is None:
-            self._flat = (self.exact() if self.kind == "exact" else next(iter(self._arb.values()))).entries()
+            self._flat = (self.exact() if self.kind == "exact" else self.arb()).entries()
         return self._flat
 
     @property
@@ -106,6 +124,9 @@ class Factor:
         if prec not in self._arb:
             if self.kind == "balls" and self._arb:
                 return next(iter(self._arb.values()))
+            if self._make is not None:
+                self._arb[prec] = self._make()
+                return self._arb[prec]
             if self.kind == "exact":
                 self._arb[prec] = self._of.arb().transpose() if self._of is not None else arb_mat(self.exact())
             else:
@@ -174,8 +195,8 @@ def product_factor(A: Factor, B: Factor) -> Factor:
     value made one by one: a weight's derivative X^T G in reverse mode); B's rows of
     exact zeros (G's rows for the tokens the loss does not reach) are left out first,
     with A's columns of the same index (their terms are skipped in every entry)."""
-    if A.all_ball and B.all_ball:
-        return Factor(A.rows, B.cols, kind="balls", matrix=A.arb() * B.arb())
+    if A.all_ball and B.all_ball:  # (made when read: a product by it can use its two factors instead)
+        return Factor.made(A.rows, B.cols, ("UV", A, B), lambda: A.arb() * B.arb())
     if A.all_ball and B.kind == "mixed":  # B's rows of exact zeros leave out their terms of every entry (X^T G)
         live = B.live_rows()
         if not all(live):
@@ -248,6 +269,9 @@ def _product_of_balls(A: Factor, B: Factor) -> list[list[Value]]:
     balls = None
     if A.all_ball and B.kind == "exact" and B.rows * B.cols >= BALLS_TIMES_EXACT_MIN:
         balls = _balls_times_exact(A, B)
+    elif A.all_ball and B.how is not None and B.how[0] == "step" and B.how[2].how is not None \
+            and B.how[2].how[0] == "UV" and B.rows * B.cols >= BALLS_TIMES_EXACT_MIN:
+        balls = _times_step(A, B)
     if balls is None and B._of is not None and B.kind == "exact" and not B._arb:
         # G W^T in reverse mode, W a weight: (W G^T)^T, with no arb_mat of W^T beside W's (340 MB at d_model 768)
         balls = (B._of.arb() * A.arb().transpose()).transpose().entries()
@@ -321,6 +345,21 @@ def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
 
     spread = arb_mat(T, m, [arb(0, r) for r in R.ravel().tolist()])
     return (arb_mat(mid) + spread).entries()
+
+
+def _times_step(A: Factor, B: Factor) -> list[Value]:
+    """The balls of ``A B`` (row-major) for A all balls and B = W - eta U V, a weight
+    after the SGD step whose derivative is ``X^T G`` kept as its factors U (n x r), V
+    (r x m) (:func:`product_factor`): ``A W - eta (A U) V``, the same number for every
+    point of the balls, with A W the product by the exact weight (its integer product,
+    :func:`_balls_times_exact`) and two products of rank r instead of T n m ball
+    multiplications by W's balls."""
+    _, W, D, eta = B.how
+    _, U, V = D.how
+    from flint import arb
+
+    AW = arb_mat(A.rows, B.cols, [v for row in product(A, W) for v in row])
+    return (AW - (A.arb() * U.arb()) * V.arb() * arb(eta)).entries()
 
 
 def _integers(B: Factor):
