@@ -169,6 +169,22 @@ def test_random_case_numbers_are_the_scalar_paths(seed, tmp_path):
     assert with_kernels == scalar
 
 
+@pytest.mark.parametrize("case", ["woodchuck", "encoder-post-norm", 3, 27])
+def test_wide_model_paths_give_the_scalar_paths_numbers(case, tmp_path, monkeypatch):
+    """The paths a wide model takes (balls times an exact weight as an integer product,
+    the pass after as A W - eta (A X^T) G, a moved weight with no value per entry),
+    forced at every size: every quantity to 30 figures as node by node."""
+    monkeypatch.setattr(kernels, "BALLS_TIMES_EXACT_MIN", 0)
+    steps = []
+    real = kernels._times_step
+    monkeypatch.setattr(kernels, "_times_step", lambda A, B: steps.append(1) or real(A, B))
+    name = str(write_case(case, tmp_path)) if isinstance(case, int) else case
+    with_kernels, groups = _texts(name, True)
+    scalar, _ = _texts(name, False)
+    assert groups > 0 and steps  # (the pass after went through A W - eta (A X^T) G)
+    assert with_kernels == scalar
+
+
 @pytest.mark.parametrize("name", ["cat-climbed", "cat-climbed-llama"])
 def test_weight_labels_printed_on_demand_are_the_names_printing(name):
     from derive.graph import Meta
