@@ -91,7 +91,7 @@ class Derivation:
 
     @property
     def precisions(self) -> tuple[int, ...]:
-        """The working precisions (bits) evaluated so far, lowest first."""
+        """The working precisions (bits) of the evaluations kept (the highest so far), lowest first."""
         return self.evaluator.precisions
 
     # ------------------------------------------------------------------ rounding

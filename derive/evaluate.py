@@ -309,17 +309,24 @@ class Evaluator:
 
     @property
     def precisions(self) -> tuple[int, ...]:
-        """The working precisions (bits) evaluated so far, lowest first."""
+        """The working precisions (bits) of the evaluations kept (the highest so far: see
+        :meth:`evaluation`), lowest first."""
         return tuple(sorted(self._evaluations))
 
     def evaluation(self, prec: int = START_PREC) -> Evaluation:
         """The evaluation at ``prec`` bits, or at the first higher precision (doubling, up
-        to MAX_PREC) where every branch (ReLU at 0, a division) is decided.
+        to MAX_PREC) where every branch (ReLU at 0, a division) is decided. An evaluation
+        at a higher precision answers for a lower one and replaces it (one evaluation is
+        kept: a wide model's holds gigabytes, and its balls are at least as narrow).
 
         Raises:
             EvaluationError: a branch is still undecided at MAX_PREC bits, or the forward
                 pass is undefined (from ``explain``).
         """
+        kept = [p for p in self._evaluations if p >= prec]
+        if kept:
+            return self._evaluations[min(kept)]
+        self._evaluations.clear()  # (before the new one is made: never two in memory)
         while prec not in self._evaluations:
             if prec in self._too_low:  # known to leave a branch undecided: never evaluated twice
                 prec *= 2

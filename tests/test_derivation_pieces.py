@@ -41,7 +41,8 @@ def test_evaluator_doubles_the_precision_until_a_branch_is_decided():
     assert ev.evaluation().prec == 2 * START_PREC
     assert ev.precisions == (2 * START_PREC,)  # 128 bits could not decide, so nothing is kept there
     assert ev.value(Ref("before", m), 4 * START_PREC) > 0
-    assert ev.precisions == (2 * START_PREC, 4 * START_PREC)
+    assert ev.precisions == (4 * START_PREC,)  # a higher evaluation replaces the lower one (one kept: GBs when wide)
+    assert ev.evaluation().prec == 4 * START_PREC  # and answers for it
 
 
 def test_evaluator_gives_up_at_max_prec_naming_the_file():
