@@ -470,7 +470,7 @@ class _Reader:
                 shown = f"{rows if rows is not None else 'any'} x {cols if cols is not None else 'any'}"
                 raise self.fail(where, f'"I" (identity) needs a square shape, and {where} is {shown}', shape)
             return [[Fraction(int(i == j)) for j in range(cols)] for i in range(rows)]
-        if isinstance(value, weights.FileMatrix):  # a safetensors file's: finite exact numbers, one width (derive/weights.py)
+        if isinstance(value, weights.FileMatrix):  # a safetensors file's: finite, exact, one width
             if rows is not None and len(value) != rows:
                 raise self.fail(where, f"has {len(value)} rows", shape)
             if cols is not None and value.values.shape[1] != cols:

@@ -235,7 +235,8 @@ def product(A: list[list[Value]] | Factor, B: list[list[Value]] | Factor) -> lis
             keep = [t for t in range(T) if live[t]]
             out = [[ZERO] * m for _ in range(T)]
             if keep:
-                for t, row in zip(keep, product(Factor(len(keep), n, [v for t in keep for v in A.flat[t * n:(t + 1) * n]]), B)):
+                rows = Factor(len(keep), n, [v for t in keep for v in A.flat[t * n:(t + 1) * n]])
+                for t, row in zip(keep, product(rows, B)):
                     out[t] = row
             return out
     if A.all_ball or B.all_ball:
@@ -339,6 +340,8 @@ def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
     radii = np.array([float(v.rad()) for v in flat], dtype=np.float64).reshape(T, n)
     exact = np.array([v.is_exact() for v in flat], dtype=bool).reshape(T, n)
     radii = np.where(exact, 0.0, radii * wide + tiny)  # (tiny: a radius a double reads short, below 2^-1022)
+    if not np.isfinite(radii).all():  # (an infinite radius times a zero weight would be NaN: arb_mat's way)
+        return None
     with np.errstate(over="ignore"):
         R = (radii @ absB) * (1 + (n + 2) * 2.0 ** -52) + n * tiny
     from flint import arb
