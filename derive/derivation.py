@@ -147,7 +147,8 @@ class Derivation:
         alone), then the forward pass after the step (none when no weight has one: the
         loss alone)."""
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
-            named = [i for i, n in enumerate(self.graph.nodes) if n.meta.symbol and n.meta.symbol != "param"]
+            nodes = self.graph.nodes  # (the weights' entries are "param": not among the operations' ids)
+            named = [i for i in self.graph.operations() if nodes[i].meta.symbol and nodes[i].meta.symbol != "param"]
             refs = [Ref("before", i) for i in named]
             gradients = self.case.conventions.gradients
             if self.loss is not None and any(gradients is None or p in gradients for p in param_names(self.graph)):

@@ -813,6 +813,7 @@ class Graph:
     weights: list[Weights] = field(default_factory=list, repr=False)  # the case's weights, in order
     _loose: list[int] = field(default_factory=list, repr=False)  # the trainable leaves outside the weights
     _read_whole: tuple | None = field(default=None, repr=False)  # (nodes then, read_whole()), made once
+    _first: tuple | None = field(default=None, repr=False)  # (nodes then, first_readers()), made once
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
@@ -935,7 +936,9 @@ class Graph:
         one, the id of the first such node; by_weight: for every weight some matrix
         product reads as one matrix (:class:`Operands` whose column is a range of its
         ids), its ``start`` and the first such product's entry (not entry by entry: 2.4
-        million at d_model 768)."""
+        million at d_model 768). Made once per graph, when it is complete."""
+        if self._first is not None and self._first[0] == len(self.nodes):
+            return self._first[1]
         first: dict[int, int] = {}
         whole: dict[int, int] = {}
         shared: dict[int, tuple[int, list[int]]] = {}  # a row's or a column's id list: its first reader
@@ -955,4 +958,5 @@ class Graph:
             for p in part:
                 if first.get(p, i + 1) > i:
                     first[p] = i
+        self._first = (len(self.nodes), (first, whole))
         return first, whole
