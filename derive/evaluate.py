@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_left, bisect_right
-from itertools import repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 
 from flint import arb, ctx, fmpq
 
@@ -41,15 +41,15 @@ class Pass:
 class LeafValues(Mapping):
     """Values of trainable leaves by node id (a derivative, or a weight after the step):
     a weight's entries kept together, one :class:`~derive.kernels.Factor` per
-    :class:`~derive.graph.Weights` (row-major, as its entries are numbered: an arb_mat
-    when they are all balls, made into values only when one is read), any other
-    trainable leaf (a given logit)
-    on its own. A weight with no list here has no such values (its derivative is not
-    asked for): reading one of its ids raises KeyError.
+    :class:`~derive.graph.Weights` (rows x cols, row-major as its entries are numbered;
+    its values made only when one is read: a derivative X^T G stays its two factors),
+    any other trainable leaf (a given logit) on its own. A weight with no factor here
+    has no such values (its derivative is not asked for): reading one of its ids raises
+    KeyError.
 
     Args:
-        graph: the graph whose weights the lists belong to.
-        matrices: weights -> its values (rows x cols).
+        graph: the graph whose weights the factors belong to.
+        matrices: weights -> its values as a factor (rows x cols).
         others: node id -> value, for the trainable leaves outside the weights.
     """
 

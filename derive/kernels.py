@@ -34,8 +34,9 @@ class Factor:
     the forms a product reads (its values row-major, its exact part as an fmpq_mat, its
     balls as an arb_mat, which entries are balls or nonzero) made on first use and kept:
     a weight's factor is made once (:func:`weight_factor`) and read by every product and
-    by reverse mode, and a derivative or a weight after the step that is all balls stays
-    one arb_mat (its values are made only when something reads them one by one).
+    by reverse mode; a derivative X^T G or a weight after the step that is all balls is
+    made only when something reads it (:meth:`made`), and a product by it can use how it
+    is made instead (:func:`_times_step`).
 
     Args:
         rows, cols: the shape. flat: rows x cols values, row-major (fmpq exact, arb
