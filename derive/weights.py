@@ -199,7 +199,7 @@ class FileMatrix(Sequence):
         else:
             numerators = [k << s for k, s in zip(ints.ravel().tolist(), (shift - low).ravel().tolist())]
         exact = fmpq_mat(fmpz_mat(rows, cols, numerators))
-        return exact * fmpz(2) ** -low if low >= 0 else exact / fmpz(2) ** -low
+        return exact * fmpz(2) ** low if low >= 0 else exact / fmpz(2) ** -low
 
 
 def arrays(path: Path, check, expected: str, max_values: int | None = None) -> dict:

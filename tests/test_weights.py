@@ -233,6 +233,9 @@ def test_file_matrix_exact(dtype):
             q = Fraction(float(values.reshape(6, 8)[r, c]))
             assert m[r][c] == q
             assert exact[r, c] == fmpq(q.numerator, q.denominator)
+    huge = np.array([[2.0 ** 53, -1e20], [3e30 if dtype == "<f4" else 1e300, 2.0 ** 60]]).astype(dtype)
+    exact = weights.FileMatrix(huge).fmpq_mat()  # (every entry an integer: the common power of two is >= 1)
+    assert all(exact[r, c] == fmpq(int(huge[r, c])) for r in range(2) for c in range(2))
     narrow = (rng.integers(-300, 300, size=(5, 7)) / 256).astype(dtype)  # k/256: the numerators shifted in numpy
     exact = weights.FileMatrix(narrow).fmpq_mat()
     assert all(exact[r, c] == fmpq(int(narrow[r, c] * 256), 256) for r in range(5) for c in range(7))
