@@ -30,6 +30,7 @@ from .steps import Ref
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
 EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantity (then: undecided)
+EXACT_PATH_TOTAL = 4.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
 FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
 SLOW_FORMS = 4  # after this many forms given up, every later quantity is shown by its definition
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
@@ -108,6 +109,7 @@ class ExactForms:
         self.learning_rate = learning_rate
         self._forms: dict[int, dict] = {}
         self._rationals: dict[int, Fraction | None] = {}
+        self._exact_spent = 0.0  # CPU seconds the exact path has spent (at most EXACT_PATH_TOTAL, then no more)
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
         self._slow_forms = 0  # forms given up past FORM_SECONDS; past SLOW_FORMS, no more are built
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
@@ -212,16 +214,23 @@ class ExactForms:
     def rational(self, node_id: int) -> Fraction | None:
         """The rational a forward quantity's closed form (at most EXACT_PATH_SIZE
         operations) simplifies to, else None (also when SymPy takes more than
-        EXACT_PATH_SECONDS over it). Each quantity is simplified once."""
+        EXACT_PATH_SECONDS of CPU time over it, or once the exact path has spent
+        EXACT_PATH_TOTAL on the derivation's quantities: a case of many ties stays
+        bounded, its later ones undecided). Each quantity is simplified once."""
         known = self._rationals.get(node_id, False)
         if known is False:
+            left = EXACT_PATH_TOTAL - self._exact_spent
+            if left <= 0:
+                return None  # (not kept: undecided here, as every quantity past the total)
+            start = time.process_time()
             form = self.closed_form(node_id, EXACT_PATH_SIZE)
             try:
-                with budget(EXACT_PATH_SECONDS):
+                with budget(min(EXACT_PATH_SECONDS, left)):
                     steep = bool(self._steep_forms) and form.has(*self._steep_forms)
                     simple = form if form.free_symbols or steep or _huge_power(form) else sympy.simplify(form)
             except OverBudget:
                 simple = form  # (undecided: the exact path gave up on it)
+            self._exact_spent += time.process_time() - start
             known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
             self._rationals[node_id] = known
         return known

@@ -224,8 +224,14 @@ def _evaluate(expr) -> tuple:
     swapped = swap(expr)
     if not balls:
         return mathread.evaluate(expr), False
+
+    def resolve(name):  # a cut number's ball; any other name is no number (2.49067…u_5)
+        if name in balls:
+            return balls[name]
+        raise ValueError(f"{mathread.show(name)} is a name, not a number")
+
     with ctx.workprec(READER_PREC):
-        return mathread.evaluate(swapped, balls.__getitem__, prec=READER_PREC), True
+        return mathread.evaluate(swapped, resolve, prec=READER_PREC), True
 
 
 def _cut_ball(text: str) -> arb:

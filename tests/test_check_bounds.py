@@ -151,6 +151,13 @@ def test_ten_thousand_random_hand_files(derivation, text):
         assert v.status in STATUSES and v.message
 
 
+def test_a_cut_number_beside_a_name_is_a_verdict(derivation):
+    """A cut number written against a name (``2.49067…u_5``, found by the random hand
+    files above: a KeyError escaped the checker) gets a verdict like any line."""
+    for v in Checker(derivation).check_text("<sup>a</sup> 2.49067…u_5\n2.49067… u_5 = 1"):
+        assert v.status in STATUSES and v.message
+
+
 @pytest.mark.parametrize("n", [150, 500, 1000, 5000])
 def test_deep_nesting_is_one_unreadable_line(derivation, n):
     """150 to 5000 nested brackets, a sum or a product of n ones, n minus signs: each line

@@ -34,3 +34,18 @@ def test_first_causal_row_weight_is_exactly_one():
     rows = records(derivation, Format())
     firsts = [r for r in rows if r["symbol"] == "a" and r["position"] == 1 and r["index"] == 1]
     assert len(firsts) == 2 and all(r["exact"] == "1" for r in firsts)
+
+
+def test_the_exact_path_stops_at_its_total():
+    """Once a derivation's exact path has spent EXACT_PATH_TOTAL of CPU time it gives up on
+    every later quantity (undecided), so a case of many ties stays bounded (a fuzzed
+    woodchuck with tied rows of W_Q and W_K spent 12 s on eight of them): u'_1[3] is an
+    exact 0 the path finds, and finds no more once the total is spent."""
+    from derive import exact
+
+    fresh = derive(load_case("cat-climbed"))
+    node = next(i for i, n in enumerate(fresh.graph.nodes) if n.meta.label == "u'_1[3]")
+    assert fresh.forms.rational(node) == 0
+    spent = derive(load_case("cat-climbed"))
+    spent.forms._exact_spent = exact.EXACT_PATH_TOTAL
+    assert spent.forms.rational(node) is None
