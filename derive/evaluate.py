@@ -22,7 +22,7 @@ from flint import arb, ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
 from .graph import Graph, NeedPrecision, Undefined, Value, Weights, is_zero
-from .kernels import ZERO, Factor, weight_factor
+from .kernels import ZERO, Factor, plus, weight_factor
 from .steps import Ref
 
 START_PREC = 128  # bits; enough for 30 significant digits of the JSON ``value`` field
@@ -220,16 +220,11 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
         if dW is None:
             dW = Factor(w.rows, w.cols, [adjoint.get(j, ZERO) for j in range(w.start, end)])
         elif loose[bisect_left(loose, w.start):bisect_left(loose, end)]:  # entries also read one by one
-            dW = Factor(w.rows, w.cols, [_plus(d, adjoint[j]) if j in adjoint else d
+            dW = Factor(w.rows, w.cols, [plus(d, adjoint[j]) if j in adjoint else d
                                          for j, d in enumerate(dW.flat, w.start)])
         matrices[w] = dW
     others = {leaf: adjoint.get(leaf, ZERO) for leaf in graph.loose_params() if leaf not in idle}
     return LeafValues(graph, matrices, others)
-
-
-def _plus(a: Value, b: Value) -> Value:
-    """a + b, an exact 0 on either side leaving the other as it is."""
-    return b if is_zero(a) else a if is_zero(b) else a + b
 
 
 def param_names(graph: Graph) -> set[str]:

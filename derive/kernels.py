@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from flint import arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
-from .graph import Value
+from .graph import Value, is_zero
 
 ZERO = fmpq(0)
 
@@ -177,8 +177,7 @@ class Factor:
         """The entrywise sum (an exact 0 on either side leaves the other as it is)."""
         if self.kind == other.kind == "balls":
             return Factor(self.rows, self.cols, kind="balls", matrix=self.arb() + other.arb())
-        return Factor(self.rows, self.cols, [b if _is_zero(a) else a if _is_zero(b) else a + b
-                                             for a, b in zip(self.flat, other.flat)])
+        return Factor(self.rows, self.cols, list(map(plus, self.flat, other.flat)))
 
 
 def weight_factor(w) -> Factor:
@@ -429,7 +428,7 @@ class MatMul:
         Y = product(self._left(values), self._right(values, factor_of))
         if self.bias is not None:
             b = [values[i] for i in self.bias]
-            Y = [[c if _is_zero(y) else y if _is_zero(c) else y + c for y, c in zip(row, b)] for row in Y]
+            Y = [list(map(plus, row, b)) for row in Y]
         return [Y[t][c] for t, row in enumerate(self.members) for c, i in enumerate(row) if i is not None]
 
     def _left(self, values: list[Value]) -> Factor:
@@ -457,19 +456,19 @@ class MatMul:
         if not _all_idle(self.rows, idle):
             W = self._right(values, factor_of)
             for row_ids, row in zip(self.rows, product(G, W.transpose())):
-                scalars += [(i, d) for i, d in zip(row_ids, row) if i is not None and not _is_zero(d) and i not in idle]
+                scalars += [(i, d) for i, d in zip(row_ids, row) if i is not None and not is_zero(d) and i not in idle]
         if self.weight is not None:
             if self.weight.start not in idle:
                 matrices.append((self.weight, product_factor(self._left(values).transpose(), G)))
         elif not _all_idle(self.cols, idle):
             for col_ids, col in zip(self.cols, transpose(product(self._left(values).transpose(), G))):
-                scalars += [(i, d) for i, d in zip(col_ids, col) if i is not None and not _is_zero(d) and i not in idle]
+                scalars += [(i, d) for i, d in zip(col_ids, col) if i is not None and not is_zero(d) and i not in idle]
         if self.bias is not None and not _all_idle([self.bias], idle):
             (sums,) = product([[fmpq(1)] * len(grad)], G)
             if self.bias_weight is not None:
                 matrices.append((self.bias_weight, Factor(1, len(sums), sums)))
             else:
-                scalars += [(i, d) for i, d in zip(self.bias, sums) if not _is_zero(d) and i not in idle]
+                scalars += [(i, d) for i, d in zip(self.bias, sums) if not is_zero(d) and i not in idle]
         return scalars, matrices
 
 
@@ -478,5 +477,7 @@ def _all_idle(ids, idle: set[int]) -> bool:
     return bool(idle) and all(i is None or i in idle for row in ids for i in row)
 
 
-def _is_zero(v: Value) -> bool:
-    return isinstance(v, fmpq) and v == 0
+def plus(a: Value, b: Value) -> Value:
+    """a + b, an exact 0 on either side leaving the other as it is (the scalar path's
+    skipped term: an exact value stays exact, a ball stays the same ball)."""
+    return b if is_zero(a) else a if is_zero(b) else a + b
