@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from dataclasses import dataclass
 from fractions import Fraction
@@ -643,7 +644,7 @@ class Checker:
         if not used or any(i in self._origins for i in used) or \
                 not self._gives(ref, text, fmt, upstream, None, sorted(upstream | {ref.id})):
             return []
-        values = self.derivation.evaluation().before.values
+        values = self.derivation.evaluation().before
         rounded = [Ref("before", i) for i in used if not (is_exact(values[i]) and values[i] == self._written[i])]
         return sorted({self.written_on[r] for r in rounded if r in self.written_on})  # mu_5 = 0.00 is mu_5 itself
 
@@ -687,7 +688,7 @@ class Checker:
         overrides = {i: written[i] for i in near if i in upstream and i in written
                      and (only is None or Ref("before", i) not in self.origin or self.origin[Ref("before", i)] == only)}
         with ctx.workprec(READER_PREC):
-            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before.values, overrides, ref.id,
+            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before, overrides, ref.id,
                                   nodes)
             again = format_value(value, fmt)
         return again is not None and _same(text, again)
@@ -989,7 +990,7 @@ def _lines(lines: list[int]) -> str:
     return ("line " if len(lines) == 1 else "lines ") + listed([str(n) for n in lines])
 
 
-def _forward_with(graph, values: list[Value], overrides: dict[int, Value], target: int,
+def _forward_with(graph, values: Sequence[Value], overrides: dict[int, Value], target: int,
                   nodes: list[int] | None = None) -> Value:
     """The value of ``target`` when the nodes in ``overrides`` take the given values
     (the reader's own) and everything between is recomputed; ``nodes``, in the graph's

@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from itertools import chain
 
 import sympy
-from flint import arb, fmpq
+from flint import arb, fmpq, fmpq_mat
 
 from . import formula as F
 from . import plain as P
@@ -633,27 +633,50 @@ class Weights:
 
     Attributes:
         param: the weight's name (E, W_Q, b_1, ln1_gain...). block: its block (None for E,
-            P, W_U). rows, cols: its shape. start: the id of entry (0, 0). values: the
-            entries, exact, row-major (rows x cols fmpq).
+            P, W_U). rows, cols: its shape. start: the id of entry (0, 0).
         heads, tokens, labels: what is known of single entries, by offset k = r cols + c:
             the head whose slice a hand-set per-head weight is, the piece an E row
             embeds, and the labels printed so far (made on first read).
         factor: the values as one :class:`~derive.kernels.Factor` (made by the first
             product that reads the whole matrix, :func:`derive.kernels.weight_factor`).
-        exact, floats: the values as an fmpq_mat and as a numpy float64 array (each
-            exactly its value) when the case read them so (a safetensors file's matrix),
-            else None.
+        ints, floats: the values as integers over a power of two, ``(Z, d)`` (an
+            fmpz_mat and an fmpz), and as a numpy float64 array (each exactly its value),
+            when the case read them so (a safetensors file's matrix), else None.
+
+    Args:
+        values: the entries, exact, row-major (rows x cols fmpq), or None when ``ints``
+            gives them (they are then made when first read: :attr:`values`).
     """
 
-    __slots__ = ("param", "block", "rows", "cols", "start", "values", "heads", "tokens", "labels", "factor", "exact",
-                 "floats")
+    __slots__ = ("param", "block", "rows", "cols", "start", "_values", "heads", "tokens", "labels", "factor", "_exact",
+                 "ints", "floats")
 
-    def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq]):
-        self.param, self.block, self.rows, self.cols, self.start, self.values = param, block, rows, cols, start, values
+    def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq] | None,
+                 ints: tuple | None = None, floats=None):
+        self.param, self.block, self.rows, self.cols, self.start = param, block, rows, cols, start
+        self._values, self.ints, self.floats = values, ints, floats
         self.heads: dict[int, int] = {}
         self.tokens: dict[int, str] = {}
         self.labels: dict[int, str] = {}
-        self.factor = self.exact = self.floats = None
+        self.factor = self._exact = None
+
+    @property
+    def values(self) -> list[fmpq]:
+        """The entries, exact, row-major (rows x cols fmpq; from :meth:`exact` the first
+        time when the case gave them as integers)."""
+        if self._values is None:
+            self._values = self.exact().entries()
+        return self._values
+
+    def exact(self) -> fmpq_mat:
+        """The values as one fmpq_mat (rows x cols), made once."""
+        if self._exact is None:
+            if self._values is None:
+                Z, d = self.ints
+                self._exact = fmpq_mat(Z) / d
+            else:
+                self._exact = fmpq_mat(self.rows, self.cols, self._values)
+        return self._exact
 
 
 class _Own:
@@ -873,25 +896,25 @@ class Graph:
         """Add a weight matrix (rows x cols; a vector is one row) as trainable leaves, one
         :class:`Weights` whose entries are :class:`WeightEntry` nodes; returns their ids,
         same shape (a range per row). Entry (r, c)'s metadata: ``param`` = name, ``position`` = r + 1,
-        ``index`` = c + 1, ``block``. ``matrix``: rows of exact numbers, or a matrix with an
-        ``fmpq_mat()`` (a safetensors file's, :class:`derive.weights.FileMatrix`), read whole.
+        ``index`` = c + 1, ``block``. ``matrix``: rows of exact numbers, or a matrix with
+        ``integers()`` and ``floats()`` (a safetensors file's, :class:`derive.weights.FileMatrix`),
+        read whole.
 
         Raises:
             ValueError: for rows of different lengths.
         """
-        whole = getattr(matrix, "fmpq_mat", None)  # a safetensors file's matrix: all at once, no Fraction per entry
+        whole = getattr(matrix, "integers", None)  # a safetensors file's matrix: all at once, no Fraction per entry
+        start = len(self.nodes)
         if whole is not None:
-            exact = whole()
-            rows, cols, values = exact.nrows(), exact.ncols(), exact.entries()
+            Z, d = whole()
+            rows, cols = Z.nrows(), Z.ncols()
+            w = Weights(param, block, rows, cols, start, None, (Z, d), matrix.floats())
         else:
             rows, cols = len(matrix), len(matrix[0]) if matrix else 0
             if any(len(row) != cols for row in matrix):
                 raise ValueError(f"the rows of {param} differ in length")
             values = [fmpq(*v.as_integer_ratio()) if type(v) is Fraction else to_fmpq(v) for row in matrix for v in row]
-        start = len(self.nodes)
-        w = Weights(param, block, rows, cols, start, values)
-        if whole is not None:
-            w.exact, w.floats = exact, matrix.floats()
+            w = Weights(param, block, rows, cols, start, values)
         self.weights.append(w)
         self.nodes.add_weights(w)
         ids = range(start, start + rows * cols)

@@ -113,6 +113,8 @@ class Factor:
         if self._exact is None:
             if self.kind == "exact" and self._of is not None:  # a transpose: the source's, transposed
                 self._exact = self._of.exact().transpose()
+            elif self.kind == "exact" and self._make is not None:  # (a weight's from its file: made when read)
+                self._exact = self._make()
             else:
                 flat = self.flat if self.kind == "exact" else [0 if b else v for v, b in zip(self.flat, self.balls)]
                 self._exact = fmpq_mat(self.rows, self.cols, flat)
@@ -125,7 +127,7 @@ class Factor:
         if prec not in self._arb:
             if self.kind == "balls" and self._arb:
                 return next(iter(self._arb.values()))
-            if self._make is not None:
+            if self._make is not None and self.kind == "balls":
                 self._arb[prec] = self._make()
                 return self._arb[prec]
             if self.kind == "exact":
@@ -184,9 +186,13 @@ def weight_factor(w) -> Factor:
     """The values of a weight (:class:`~derive.graph.Weights`) as given, as one
     :class:`Factor` (every value exact), made once and kept by the weight."""
     if w.factor is None:
-        w.factor = Factor(w.rows, w.cols, w.values, kind="exact", matrix=w.exact)
-        if w.floats is not None:  # (exact doubles: |B| for _balls_times_exact without converting an integer each)
-            w.factor._ints = (*w.exact.numer_denom(), abs(w.floats))
+        if w.ints is None:
+            w.factor = Factor(w.rows, w.cols, w.values, kind="exact")
+        else:  # (a safetensors file's: its integers and doubles as they are, its rationals made only if read)
+            w.factor = Factor(w.rows, w.cols, kind="exact")
+            w.factor._make = w.exact
+            w.factor._ints = (*w.ints, abs(w.floats))  # (exact doubles: |B| for _balls_times_exact)
+            w.factor._live = (w.floats != 0).ravel().tolist()
     return w.factor
 
 

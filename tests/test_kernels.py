@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 from fractions import Fraction
 
 import pytest
@@ -169,16 +171,24 @@ def test_random_case_numbers_are_the_scalar_paths(seed, tmp_path):
     assert with_kernels == scalar
 
 
-@pytest.mark.parametrize("case", ["woodchuck", "encoder-post-norm", 3, 27])
+@pytest.mark.parametrize("case", ["woodchuck", "encoder-post-norm", 3, 27, "safetensors"])
 def test_wide_model_paths_give_the_scalar_paths_numbers(case, tmp_path, monkeypatch):
     """The paths a wide model takes (balls times an exact weight as an integer product,
-    the pass after as A W - eta (A X^T) G, a moved weight with no value per entry),
-    forced at every size: every quantity to 30 figures as node by node."""
+    the pass after as A W - eta (A X^T) G, a weight with no value per entry in either
+    pass, a safetensors file's weights as integers over a power of two), forced at every
+    size: every quantity to 30 figures as node by node."""
     monkeypatch.setattr(kernels, "BALLS_TIMES_EXACT_MIN", 0)
     steps = []
     real = kernels._times_step
     monkeypatch.setattr(kernels, "_times_step", lambda A, B: steps.append(1) or real(A, B))
-    name = str(write_case(case, tmp_path)) if isinstance(case, int) else case
+    if case == "safetensors":  # (bench/synthetic.py: the weights in a file, as the bench's wide blocks)
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+        from synthetic import write_case as write_synthetic
+
+        name = str(write_synthetic(tmp_path, safetensors=True, d_model=8, heads=2, d_mlp=16, tokens=4, vocab=6,
+                                   blocks=1, trained=True))
+    else:
+        name = str(write_case(case, tmp_path)) if isinstance(case, int) else case
     with_kernels, groups = _texts(name, True)
     scalar, _ = _texts(name, False)
     assert groups > 0 and steps  # (the pass after went through A W - eta (A X^T) G)

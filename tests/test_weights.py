@@ -215,27 +215,45 @@ def test_weight_the_block_does_not_use(tmp_path, arrays):
     assert load_case(str(write_split(tmp_path, arrays, extra_block="gated = true\n"))).blocks[0].options["gated"]
 
 
+def _exact(m):
+    """FileMatrix.integers (what the graph reads) as fmpq entries, and whether its power of
+    two is the least one (d = 1, or some numerator odd)."""
+    from flint import fmpq
+
+    Z, d = m.integers()
+    rows, cols = Z.nrows(), Z.ncols()
+    entries = [[fmpq(Z[r, c]) / d for c in range(cols)] for r in range(rows)]
+    least = d == 1 or any(Z[r, c] % 2 for r in range(rows) for c in range(cols))
+    assert d > 0 and (d & (d - 1)) == 0  # a power of two
+    return entries, least
+
+
 @pytest.mark.parametrize("dtype", ["<f4", "<f8"])
 def test_file_matrix_exact(dtype):
-    """A safetensors matrix read whole (FileMatrix.fmpq_mat, what the graph reads) holds
+    """A safetensors matrix read whole (FileMatrix.integers, what the graph reads) holds
     exactly the Fractions its rows give, float by float: zeros, signs, subnormals,
-    huge and tiny exponents side by side."""
+    huge and tiny exponents side by side; over the least power of two."""
     from flint import fmpq
 
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -2.5, 2.0 ** -140 if dtype == "<f4" else 2.0 ** -1070, 3.0e38, -1.0e-30, 65504.0]
     values = np.concatenate([rng.normal(size=40) * 10.0 ** rng.integers(-20, 20, size=40), special]).astype(dtype)
     m = weights.FileMatrix(values.reshape(6, 8))
-    exact = m.fmpq_mat()
-    assert (exact.nrows(), exact.ncols()) == (6, 8)
+    exact, least = _exact(m)
+    assert (len(exact), len(exact[0])) == (6, 8) and least
     for r in range(6):
         for c in range(8):
             q = Fraction(float(values.reshape(6, 8)[r, c]))
             assert m[r][c] == q
-            assert exact[r, c] == fmpq(q.numerator, q.denominator)
+            assert exact[r][c] == fmpq(q.numerator, q.denominator)
     huge = np.array([[2.0 ** 53, -1e20], [3e30 if dtype == "<f4" else 1e300, 2.0 ** 60]]).astype(dtype)
-    exact = weights.FileMatrix(huge).fmpq_mat()  # (every entry an integer: the common power of two is >= 1)
-    assert all(exact[r, c] == fmpq(int(huge[r, c])) for r in range(2) for c in range(2))
+    exact, least = _exact(weights.FileMatrix(huge))  # (every entry an integer: the common power of two is >= 1)
+    assert least and all(exact[r][c] == fmpq(int(huge[r, c])) for r in range(2) for c in range(2))
     narrow = (rng.integers(-300, 300, size=(5, 7)) / 256).astype(dtype)  # k/256: the numerators shifted in numpy
-    exact = weights.FileMatrix(narrow).fmpq_mat()
-    assert all(exact[r, c] == fmpq(int(narrow[r, c] * 256), 256) for r in range(5) for c in range(7))
+    exact, least = _exact(weights.FileMatrix(narrow))
+    assert least and all(exact[r][c] == fmpq(int(narrow[r, c] * 256), 256) for r in range(5) for c in range(7))
+    even = (np.array([[4, -8], [12, 0]]) / 64).astype(dtype)  # every numerator even: d is 16, not 64
+    Z, d = weights.FileMatrix(even).integers()
+    assert d == 16 and Z.entries() == [1, -2, 3, 0]
+    Z, d = weights.FileMatrix(np.zeros((2, 3), dtype=dtype)).integers()
+    assert d == 1 and not any(Z.entries())
