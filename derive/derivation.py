@@ -147,7 +147,7 @@ class Derivation:
         alone), then the forward pass after the step (none when no weight has one: the
         loss alone)."""
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
-            nodes = self.graph.nodes  # (the weights' entries are "param": not among the operations' ids)
+            nodes = self.graph.nodes.items  # (the weights' entries are "param": not among the operations' ids)
             named = [i for i in self.graph.operations() if nodes[i].meta.symbol and nodes[i].meta.symbol != "param"]
             refs = [Ref("before", i) for i in named]
             gradients = self.case.conventions.gradients
@@ -155,7 +155,7 @@ class Derivation:
                 if derivatives:
                     leaves = self.gradient_leaves()
                     refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
-                refs += [Ref("after", i) for i in named if self.graph.nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
+                refs += [Ref("after", i) for i in named if nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs
 
 

@@ -32,7 +32,14 @@ GELU_C = fmpq(44715, 1000000)  # the cubic coefficient of GPT-2's gelu_new
 
 class NeedPrecision(Exception):
     """A ball straddles a point where the operation is not smooth (ReLU at 0, a division
-    by a ball containing 0): evaluate again at a higher working precision."""
+    by a ball containing 0): evaluate again at a higher working precision.
+
+    Attribute ``reached``: the fraction of its nodes (0 to 1) the forward pass had
+    evaluated when it stopped here, when a pass raised it (else None)."""
+
+    def __init__(self, reached: float | None = None):
+        super().__init__()
+        self.reached = reached
 
 
 class Undefined(ArithmeticError):
@@ -639,9 +646,10 @@ class Weights:
             embeds, and the labels printed so far (made on first read).
         factor: the values as one :class:`~derive.kernels.Factor` (made by the first
             product that reads the whole matrix, :func:`derive.kernels.weight_factor`).
-        ints, floats: the values as integers over a power of two, ``(Z, d)`` (an
-            fmpz_mat and an fmpz), and as a numpy float64 array (each exactly its value),
-            when the case read them so (a safetensors file's matrix), else None.
+        ints, sizes: the values as integers over a power of two, ``(Z, d)`` (an
+            fmpz_mat and an fmpz), and their absolute values as a numpy float64 array
+            (each exactly its value's), when the case read them so (a safetensors
+            file's matrix), else None.
 
     Args:
         values: the entries, exact, row-major (rows x cols fmpq), or None when ``ints``
@@ -649,12 +657,12 @@ class Weights:
     """
 
     __slots__ = ("param", "block", "rows", "cols", "start", "_values", "heads", "tokens", "labels", "factor", "_exact",
-                 "ints", "floats")
+                 "ints", "sizes")
 
     def __init__(self, param: str, block: int | None, rows: int, cols: int, start: int, values: list[fmpq] | None,
-                 ints: tuple | None = None, floats=None):
+                 ints: tuple | None = None, sizes=None):
         self.param, self.block, self.rows, self.cols, self.start = param, block, rows, cols, start
-        self._values, self.ints, self.floats = values, ints, floats
+        self._values, self.ints, self.sizes = values, ints, sizes
         self.heads: dict[int, int] = {}
         self.tokens: dict[int, str] = {}
         self.labels: dict[int, str] = {}
@@ -826,35 +834,37 @@ class Nodes(Sequence):
     """The graph's nodes by id: a :class:`Node` per operation or leaf, and a weight's
     entries as :class:`WeightEntry` views made when read (the list holds the
     :class:`Weights` itself at each of its ids: 8 bytes an entry, not an object each,
-    7.1 million at d_model 768). Iterating gives the views too."""
+    7.1 million at d_model 768). Iterating gives the views too. ``items`` is that list:
+    a loop over ids that are no weight's entries (:meth:`Graph.operations`) reads it
+    directly, without a Python call per read."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("items",)
 
     def __init__(self):
-        self._items: list = []
+        self.items: list = []
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.items)
 
     def __getitem__(self, i):
         if type(i) is slice:
-            return [self[k] for k in range(*i.indices(len(self._items)))]
-        item = self._items[i]
+            return [self[k] for k in range(*i.indices(len(self.items)))]
+        item = self.items[i]
         if type(item) is Weights:
-            return WeightEntry(item, (i if i >= 0 else i + len(self._items)) - item.start)
+            return WeightEntry(item, (i if i >= 0 else i + len(self.items)) - item.start)
         return item
 
     def __iter__(self):
-        for i, item in enumerate(self._items):
+        for i, item in enumerate(self.items):
             yield WeightEntry(item, i - item.start) if type(item) is Weights else item
 
     def append(self, node: "Node") -> None:
         """Add a node at the next id."""
-        self._items.append(node)
+        self.items.append(node)
 
     def add_weights(self, w: Weights) -> None:
         """Give the ids from ``w.start`` to ``w``'s entries (``w.start`` is the next id)."""
-        self._items += [w] * (w.rows * w.cols)
+        self.items += [w] * (w.rows * w.cols)
 
 
 @dataclass
@@ -908,7 +918,7 @@ class Graph:
         if whole is not None:
             Z, d = whole()
             rows, cols = Z.nrows(), Z.ncols()
-            w = Weights(param, block, rows, cols, start, None, (Z, d), matrix.floats())
+            w = Weights(param, block, rows, cols, start, None, (Z, d), abs(matrix.floats()))
         else:
             rows, cols = len(matrix), len(matrix[0]) if matrix else 0
             if any(len(row) != cols for row in matrix):
@@ -980,7 +990,7 @@ class Graph:
                 if k >= 0 and i < weight_starts[k] + self.weights[k].rows * self.weights[k].cols:
                     whole.discard(weight_starts[k])
             for i in self.operations():  # a product's entry that no kernel computes reads its column itself
-                parents = self.nodes[i].parents
+                parents = self.nodes.items[i].parents
                 if type(parents) is Operands and type(parents.w) is range:
                     k = bisect_right(starts, i) - 1
                     if k < 0 or i >= inside[k][1]:
@@ -1001,8 +1011,9 @@ class Graph:
         whole: dict[int, int] = {}
         shared: dict[int, tuple[int, list[int]]] = {}  # a row's or a column's id list: its first reader
         starts = {w.start + c: w.start for w in self.weights for c in range(w.cols)}  # column c's first id
+        items = self.nodes.items
         for i in reversed(self.operations()):  # backwards, so the first reader is written last
-            parents = self.nodes[i].parents
+            parents = items[i].parents
             if type(parents) is Operands:
                 shared[id(parents.x)] = (i, parents.x)
                 if type(parents.w) is range and parents.w.start in starts:

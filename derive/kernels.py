@@ -48,15 +48,15 @@ class Factor:
             source's when asked for).
     """
 
-    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_t", "_of", "_ints", "how",
-                 "_make")
+    __slots__ = ("rows", "cols", "_flat", "_balls", "kind", "_exact", "_arb", "_live", "_lines", "_t", "_of", "_ints",
+                 "how", "_make")
 
     def __init__(self, rows: int, cols: int, flat: list[Value] | None = None, kind: str | None = None,
                  matrix: fmpq_mat | arb_mat | None = None):
         self.rows, self.cols, self._flat = rows, cols, flat
         self._exact = matrix if kind == "exact" else None
         self._arb: dict[int, arb_mat] = {ctx.prec: matrix} if kind == "balls" and matrix is not None else {}
-        self._balls = self._live = self._t = self._of = self._ints = self.how = self._make = None
+        self._balls = self._live = self._lines = self._t = self._of = self._ints = self.how = self._make = None
         if kind is None:
             self._balls = [type(v) is not fmpq for v in flat]
             kind = "exact" if True not in self._balls else "balls" if False not in self._balls else "mixed"
@@ -152,6 +152,8 @@ class Factor:
         """Whether each row holds a ball or a nonzero entry."""
         if self._of is not None:
             return self._of.live_cols()
+        if self._lines is not None:
+            return self._lines[0]
         live, n = self.live(), self.cols
         return [True in live[t * n:(t + 1) * n] for t in range(self.rows)]
 
@@ -159,6 +161,8 @@ class Factor:
         """Whether each column holds a ball or a nonzero entry."""
         if self._of is not None:
             return self._of.live_rows()
+        if self._lines is not None:
+            return self._lines[1]
         live, m = self.live(), self.cols
         return [True in live[c::m] for c in range(m)]
 
@@ -188,11 +192,12 @@ def weight_factor(w) -> Factor:
     if w.factor is None:
         if w.ints is None:
             w.factor = Factor(w.rows, w.cols, w.values, kind="exact")
-        else:  # (a safetensors file's: its integers and doubles as they are, its rationals made only if read)
+        else:  # (a safetensors file's: its integers and sizes as they are, its rationals made only if read)
             w.factor = Factor(w.rows, w.cols, kind="exact")
             w.factor._make = w.exact
-            w.factor._ints = (*w.ints, abs(w.floats))  # (exact doubles: |B| for _balls_times_exact)
-            w.factor._live = (w.floats != 0).ravel().tolist()
+            w.factor._ints = (*w.ints, w.sizes)  # (|B| for _balls_times_exact)
+            nonzero = w.sizes != 0
+            w.factor._lines = (nonzero.any(axis=1).tolist(), nonzero.any(axis=0).tolist())
     return w.factor
 
 

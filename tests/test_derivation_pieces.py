@@ -15,7 +15,7 @@ import sympy
 
 from derive.decimals import UNDECIDED, Rounder
 from derive.errors import EvaluationError
-from derive.evaluate import MAX_PREC, START_PREC, Evaluator
+from derive.evaluate import MAX_PREC, START_PREC, Evaluator, next_precision
 from derive.exact import ExactForms
 from derive.graph import Cos, Div, Graph, Lin, Meta, Mul, Relu, Sin, Sqrt
 from derive.rounding import Format
@@ -43,6 +43,20 @@ def test_evaluator_doubles_the_precision_until_a_branch_is_decided():
     assert ev.value(Ref("before", m), 4 * START_PREC) > 0
     assert ev.precisions == (4 * START_PREC,)  # a higher evaluation replaces the lower one (one kept: GBs when wide)
     assert ev.evaluation().prec == 4 * START_PREC  # and answers for it
+
+
+def test_a_pass_stopped_early_jumps_further_than_a_doubling():
+    """A branch undecided an eighth of the way through the pass: the precision after 128
+    bits is the first doubling with 1.25 x 128 / (1/8) = 1280 bits or more, capped at 8 x
+    128; stopped at the last node, one doubling."""
+    g, r, m = sqrt2_graph()  # (4 nodes; the ReLU is node 3)
+    for k in range(20):  # 20 nodes after it: the pass stops at 3 of 24
+        m = g.add(Lin([1], 1), [m], Meta(f"n{k}", f"n{k}"))
+    ev = Evaluator(g, None, Fraction(0))
+    assert ev.evaluation().prec == 8 * START_PREC
+    assert next_precision(128, 3 / 24) == 1024 and next_precision(128, 0.75) == 256
+    assert next_precision(128, 0.5) == 512  # (2 x 0.5 < 1.25: a doubling alone leaves no margin)
+    assert next_precision(128) == 256 and next_precision(MAX_PREC // 2, 0.01) == MAX_PREC
 
 
 def test_evaluator_gives_up_at_max_prec_naming_the_file():
