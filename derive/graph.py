@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from itertools import chain
 
 import sympy
-from flint import arb, fmpq, fmpq_mat
+from flint import arb, fmpq, fmpq_mat, fmpz_mat
 
 from . import formula as F
 from . import plain as P
@@ -646,8 +646,8 @@ class Weights:
             embeds, and the labels printed so far (made on first read).
         factor: the values as one :class:`~derive.kernels.Factor` (made by the first
             product that reads the whole matrix, :func:`derive.kernels.weight_factor`).
-        ints, sizes: the values as integers over a power of two, ``(Z, d)`` (an
-            fmpz_mat and an fmpz), and their absolute values as a numpy float64 array
+        ints, sizes: the values as integers over a power of two, ``(Z, d)`` (a numpy
+            int64 array or an fmpz_mat, and an fmpz: :meth:`derive.weights.FileMatrix.integers`), and their absolute values as a numpy float64 array
             (each exactly its value's), when the case read them so (a safetensors
             file's matrix), else None.
 
@@ -681,7 +681,7 @@ class Weights:
         if self._exact is None:
             if self._values is None:
                 Z, d = self.ints
-                self._exact = fmpq_mat(Z) / d
+                self._exact = fmpq_mat(Z if type(Z) is fmpz_mat else fmpz_mat(Z.tolist())) / d
             else:
                 self._exact = fmpq_mat(self.rows, self.cols, self._values)
         return self._exact
@@ -917,7 +917,7 @@ class Graph:
         start = len(self.nodes)
         if whole is not None:
             Z, d = whole()
-            rows, cols = Z.nrows(), Z.ncols()
+            rows, cols = (Z.nrows(), Z.ncols()) if type(Z) is fmpz_mat else Z.shape
             w = Weights(param, block, rows, cols, start, None, (Z, d), abs(matrix.floats()))
         else:
             rows, cols = len(matrix), len(matrix[0]) if matrix else 0

@@ -340,12 +340,16 @@ def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
         e0 = min(exps)
         if max(exps) - e0 > MAX_SPREAD:
             return None
-    M = fmpz_mat(T, n, [int(man) << (int(e) - e0) if man != 0 else 0 for man, e in pairs])
+    M = [int(man) << (int(e) - e0) if man != 0 else 0 for man, e in pairs]
     known = _integers(B)
     if known is None:
         return None
     Z, d, absB = known
-    mid = fmpq_mat(M * Z) / d
+    if type(Z) is fmpz_mat:
+        MZ = fmpz_mat(T, n, M) * Z
+    else:  # (a file's weight as int64: no fmpz per entry of it)
+        MZ = fmpz_mat(T, m, integer_product(M, T, n, Z))
+    mid = fmpq_mat(MZ) / d
     mid = mid * fmpq(2) ** e0 if e0 >= 0 else mid / fmpq(2) ** -e0
     tiny, wide = 2.0 ** -1074, 1 + 2.0 ** -50
     radii = np.array([float(v.rad()) for v in flat], dtype=np.float64).reshape(T, n)
@@ -359,6 +363,63 @@ def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
 
     spread = arb_mat(T, m, [arb(0, r) for r in R.ravel().tolist()])
     return (arb_mat(mid) + spread).entries()
+
+
+LIMB = 16  # bits of a limb in integer_product
+MAX_INNER = 1 << 17  # the longest inner dimension integer_product takes
+
+
+def integer_product(M: list[int], T: int, n: int, Z) -> list[int]:
+    """The exact integer product ``M Z`` (T x m, row-major Python ints) of a T x n matrix
+    of integers M of any size (row-major) and an n x m numpy int64 matrix Z with
+    |Z| < 2^62, made of float64 matrix products (numpy, BLAS) that are exact.
+
+    M and Z are split into signed limbs of 16 bits, M = sum_i M_i 2^(16 i) and
+    Z = sum_j Z_j 2^(16 j) (|M_i|, |Z_j| < 2^16), and all the products M_i Z_j are one
+    float64 matrix product of the stacked limbs. Each is exact: every product of two
+    entries is an integer below 2^32 in size, so every partial sum of a row times a
+    column, in any order and with or without fused multiply-adds, is an integer below
+    n 2^32 <= 2^49 for n <= 2^17 (:data:`MAX_INNER`), which a double holds exactly (16
+    times inside its 53 bits, for a BLAS that forms sums of sums). The limb products of
+    each weight 2^(16 k) are added in int64 (at most 4 of them: below 2^51), carried
+    into 16-bit limbs, and each entry is read from its limbs' bytes.
+
+    Raises:
+        ValueError: for an inner dimension past :data:`MAX_INNER` or a Z too large.
+    """
+    import numpy as np
+
+    m = Z.shape[1]
+    if n > MAX_INNER:
+        raise ValueError(f"integer_product: inner dimension {n} > {MAX_INNER}")
+    mask = (1 << LIMB) - 1
+    size = max(max(map(abs, M), default=0).bit_length(), 1)
+    limbs_M = -(-size // LIMB)
+    raw = b"".join(abs(x).to_bytes(2 * limbs_M, "little") for x in M)
+    sign_M = np.array([(x > 0) - (x < 0) for x in M], dtype=np.float64)
+    Ml = np.frombuffer(raw, dtype="<u2").reshape(T * n, limbs_M).T * sign_M  # (limbs_M, T n), signed limbs
+    Ml = Ml.reshape(limbs_M * T, n)
+    Zabs, sign_Z = np.abs(Z), np.sign(Z)
+    top = int(Zabs.max()) if Zabs.size else 0
+    if top >= 1 << 62:
+        raise ValueError("integer_product: |Z| >= 2^62")
+    limbs_Z = max(-(-top.bit_length() // LIMB), 1)
+    Zl = np.concatenate([((Zabs >> (LIMB * j)) & mask) * sign_Z for j in range(limbs_Z)], axis=1).astype(np.float64)
+    P = (Ml @ Zl).reshape(limbs_M, T, limbs_Z, m)  # (exact integers below 2^49)
+    K = limbs_M + limbs_Z
+    C = np.zeros((K, T, m), dtype=np.int64)
+    for i in range(limbs_M):
+        for j in range(limbs_Z):
+            C[i + j] += P[i, :, j, :].astype(np.int64)
+    for k in range(K - 1):  # carry: limbs 0 .. K-2 in [0, 2^16), the top one signed
+        carry = C[k] >> LIMB  # (an arithmetic shift: floor)
+        C[k] -= carry << LIMB
+        C[k + 1] += carry
+    low = np.ascontiguousarray(C[:K - 1].reshape(K - 1, T * m).T).astype("<u2").tobytes()
+    width = 2 * (K - 1)
+    shift = LIMB * (K - 1)
+    return [int.from_bytes(low[e * width:(e + 1) * width], "little") + (int(h) << shift)
+            for e, h in enumerate(C[K - 1].ravel().tolist())]
 
 
 def _times_step(A: Factor, B: Factor) -> list[Value]:
@@ -377,8 +438,9 @@ def _times_step(A: Factor, B: Factor) -> list[Value]:
 
 
 def _integers(B: Factor):
-    """An exact factor as integers: ``(Z, d, |B|)`` with B = Z / d (Z an fmpz_mat, d an
-    fmpz) and |B| the entries' sizes as float64 bounded above (numpy, n x m), or None
+    """An exact factor as integers: ``(Z, d, |B|)`` with B = Z / d (Z an fmpz_mat, or a
+    numpy int64 array for a file's weight, :func:`weight_factor`; d an fmpz) and |B| the
+    entries' sizes as float64 bounded above (numpy, n x m), or None
     when they pass a double's range; kept by the factor (a transpose: its source's,
     transposed)."""
     if B._of is not None and B._of.kind == "exact":

@@ -185,10 +185,11 @@ class FileMatrix(Sequence):
 
     def integers(self):
         """The matrix exactly as integers over a power of two: ``(Z, d)``, value = Z / d,
-        Z a flint fmpz_mat (rows x cols) and d = 2^k an fmpz, the least such power (each
-        double m 2^e, an integer m of at most 53 bits, over the common 2^-e_min, the
-        factors of two all entries share taken out). No rational is made per entry (what
-        an fmpq_mat of 7.1 million weights would cost, reducing each)."""
+        d = 2^k an fmpz, the least such power, and Z (rows x cols) a numpy int64 array
+        when every numerator fits 62 bits (the usual: float32 weights of one scale), else
+        a flint fmpz_mat (each double m 2^e, an integer m of at most 53 bits, over the
+        common 2^-e_min, the factors of two all entries share taken out). No rational
+        and no Python integer is made per entry (7.1 million weights at d_model 768)."""
         import numpy as np
         from flint import fmpz, fmpz_mat
 
@@ -197,18 +198,19 @@ class FileMatrix(Sequence):
         ints = (mantissa * 2.0 ** 53).astype(np.int64)  # (exact: a double's 53 bits)
         nonzero = ints != 0
         if not nonzero.any():
-            return fmpz_mat(rows, cols), fmpz(1)
-        odd = ints & -ints  # (the lowest set bit of each: the factors of two each mantissa holds)
-        shift = exponent.astype(np.int64) - 53 + np.where(nonzero, np.log2(np.where(nonzero, odd, 1)).astype(np.int64), 0)
+            return np.zeros((rows, cols), dtype=np.int64), fmpz(1)
+        low_bit = np.where(nonzero, ints & -ints, 1)  # (the factors of two each mantissa holds)
+        shift = exponent.astype(np.int64) - 53 + np.log2(low_bit).astype(np.int64)
         low = int(shift[nonzero].min())  # (the least exponent of an entry's lowest bit)
-        ints = ints // np.where(nonzero, odd, 1)  # (odd integers, exact)
+        ints = ints // low_bit  # (odd integers, at most 53 bits, exact)
         up = np.where(nonzero, shift - low, 0)
-        if int(up.max()) <= 9:  # (the numerators fit an int64: shifted in numpy)
-            numerators = (ints << up).ravel().tolist()
+        if int(up.max()) <= 9:  # (the numerators fit 62 bits: shifted in numpy)
+            Z = ints << up
         else:
-            numerators = [k << s for k, s in zip(ints.ravel().tolist(), up.ravel().tolist())]
-        Z = fmpz_mat(rows, cols, numerators)
-        return (Z * fmpz(2) ** low, fmpz(1)) if low >= 0 else (Z, fmpz(2) ** -low)
+            Z = fmpz_mat(rows, cols, [k << s for k, s in zip(ints.ravel().tolist(), up.ravel().tolist())])
+        if low > 0:  # (every entry an integer, a multiple of 2^low: in FLINT's integers, whole)
+            return (Z if type(Z) is fmpz_mat else fmpz_mat(Z.tolist())) * (1 << low), fmpz(1)
+        return Z, fmpz(2) ** -low
 
 
 def arrays(path: Path, check, expected: str, max_values: int | None = None) -> dict:

@@ -107,6 +107,38 @@ def test_balls_times_exact_holds_every_product(monkeypatch):
         assert C[t][2] == 0 and isinstance(C[t][2], fmpq)  # (a column of exact zeros: an exact 0, as before)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_integer_product_is_exact(seed):
+    """kernels.integer_product (float64 products of 16-bit limbs) against Python's own
+    integers: any size of M (signs, zeros, 1 to 1,500 bits), Z up to 2^62 - 1, empty shapes."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    T, n, m = rng.randint(0, 4), rng.randint(1, 40), rng.randint(0, 5)
+    bits = rng.choice([1, 15, 16, 17, 64, 200, 1500])
+    M = [rng.choice([0, 1, -1]) * rng.getrandbits(bits) for _ in range(T * n)]
+    zbits = rng.choice([1, 16, 33, 62])
+    Zrows = [[rng.choice([0, 1, -1]) * rng.getrandbits(zbits) for _ in range(m)] for _ in range(n)]
+    if m and n:
+        Zrows[0][0] = (1 << 62) - 1  # the largest Z taken
+    Z = np.array(Zrows, dtype=np.int64).reshape(n, m)
+    want = [sum(M[t * n + k] * Zrows[k][c] for k in range(n)) for t in range(T) for c in range(m)]
+    assert kernels.integer_product(M, T, n, Z) == want
+
+
+def test_integer_product_is_exact_at_its_largest_sums():
+    """Every limb at its largest (2^16 - 1, one sign) over a long inner dimension: the
+    float64 sums reach n 2^32, where a product that were not exact would show."""
+    import numpy as np
+
+    n = 1 << 13
+    M = [(1 << 64) - 1] * n + [-((1 << 64) - 1)] * n
+    Z = np.full((n, 2), (1 << 62) - 1, dtype=np.int64)
+    Z[:, 1] = -Z[:, 1]
+    big = n * ((1 << 64) - 1) * ((1 << 62) - 1)
+    assert kernels.integer_product(M, 2, n, Z) == [big, -big, -big, big]
+
+
 def test_rows_of_exact_zeros_are_left_out():
     """A gradient whose rows are exact zeros but one (a token the loss does not reach):
     G W^T gives exact-zero rows and the others' products, and X^T G (product_factor)
