@@ -28,8 +28,13 @@ from functools import partial
 from fractions import Fraction
 from typing import Callable
 
-from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Operands, Sqrt, Weights
+from flint import fmpq
+
+from .graph import Div, Dot, Exp, Graph, Lin, Meta, Op, Operands, Sqrt, Weights, to_fmpq
 from .kernels import MatMul
+
+
+ZERO, ONE_Q = fmpq(0), fmpq(1)  # (a Linear's coefficients are fmpq: exact, and made in C)
 
 
 class Expr:
@@ -72,7 +77,7 @@ class _Pending(Expr):
 class Linear(_Pending):
     """``const + sum_k c_k e_k``: fuses into one Lin node."""
 
-    def __init__(self, terms: list[tuple[Fraction, Expr]], const: Fraction = Fraction(0)):
+    def __init__(self, terms: list[tuple[fmpq, Expr]], const: fmpq = ZERO):
         self.terms, self.const = terms, const
         super().__init__(None, [e for _, e in terms])
 
@@ -119,7 +124,7 @@ ONE = _One()
 
 
 def _linear(e: Expr) -> Linear:
-    return e if isinstance(e, Linear) and e.done is None else Linear([(Fraction(1), e)])
+    return e if isinstance(e, Linear) and e.done is None else Linear([(ONE_Q, e)])
 
 
 def _add(a: Expr, b: Expr, sign: int = 1) -> Expr:
@@ -128,10 +133,12 @@ def _add(a: Expr, b: Expr, sign: int = 1) -> Expr:
         extra = b.pairs if isinstance(b, Products) and b.done is None else [(b, ONE)]
         return Products(a.pairs + extra)
     la, lb = _linear(a), _linear(b)
-    return Linear(la.terms + [(sign * c, e) for c, e in lb.terms], la.const + sign * lb.const)
+    if sign == 1:
+        return Linear(la.terms + lb.terms, la.const + lb.const)
+    return Linear(la.terms + [(-c, e) for c, e in lb.terms], la.const - lb.const)
 
 
-def _scale(a: Expr, c: Fraction) -> Expr:
+def _scale(a: Expr, c: fmpq) -> Expr:
     la = _linear(a)
     return Linear([(c * k, e) for k, e in la.terms], c * la.const)
 
@@ -196,7 +203,8 @@ class Array:
     def _zip(self, other, f: Callable[[Expr, Expr], Expr]) -> Array:
         """Elementwise f with NumPy broadcasting of a T x 1 column or a 1 x n row."""
         if not isinstance(other, Array):
-            return self._map(lambda e: f(e, Linear([], Fraction(other))))
+            c = to_fmpq(Fraction(other))
+            return self._map(lambda e: f(e, Linear([], c)))
         (T, n), (T2, n2) = self.shape, other.shape
         if T2 not in (1, T) or n2 not in (1, n):
             raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
@@ -217,7 +225,8 @@ class Array:
     def __mul__(self, other) -> Array:
         """Elementwise product; a rational number scales (one Lin node)."""
         if not isinstance(other, Array):
-            return self._map(lambda e: _scale(e, Fraction(other)))
+            c = to_fmpq(Fraction(other))
+            return self._map(lambda e: _scale(e, c))
         return self._zip(other, lambda a, b: Products([(a, b)]))
 
     __rmul__ = __mul__
@@ -244,13 +253,14 @@ class Array:
             if all(isinstance(e, Products) and e.done is None for e in row):
                 out.append([Products([p for e in row for p in e.pairs])])
             else:
-                out.append([Linear([(Fraction(1), e) for e in row])])
+                out.append([Linear([(ONE_Q, e) for e in row])])
         return Array(self.graph, out)
 
     def mean(self) -> Array:
         """The mean of each row (T x 1): ``(1/n) sum_j x_j``, one Lin node per row."""
         n = self.shape[1]
-        return Array(self.graph, [[Linear([(Fraction(1, n), e) for e in row])] for row in self.rows])
+        share = fmpq(1, n)
+        return Array(self.graph, [[Linear([(share, e) for e in row])] for row in self.rows])
 
     def apply(self, op: Op) -> Array:
         """A scalar operation on every entry (GELU, exp, ...)."""

@@ -111,8 +111,8 @@ class Lin(Op):
     differences, scaling by a rational (1/T, 1/d)."""
 
     def __init__(self, coeffs, const=fmpq(0)):
-        self.coeffs = [to_fmpq(c) for c in coeffs]
-        self.const = to_fmpq(const)
+        self.coeffs = [c if type(c) is fmpq else to_fmpq(c) for c in coeffs]
+        self.const = const if type(const) is fmpq else to_fmpq(const)
 
     def eval(self, args):
         terms = [a if c == 1 else c * a for c, a in zip(self.coeffs, args) if c != 0 and not is_zero(a)]
