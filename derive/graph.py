@@ -11,9 +11,10 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as data_fields
 from fractions import Fraction
 from functools import cached_property, partial
 from itertools import chain
@@ -627,11 +628,23 @@ class Meta:
         ``Meta.of(Name(symbol, primes=primes, position=row, index=column, head=written_head),
         **context)``, without building the Name until the label is read (crane names
         40,000 such entries; a SymPy symbol each, and its printing, was half of building its
-        graph)."""
-        fields = dict(block=None, head=written_head, position=row, norm=None, index=column, param=None)
-        meta = cls(json_symbol_of(symbol, primes), _Label.NAMED, **{**fields, **context})
-        meta.__dict__["_named"] = partial(Name, symbol, primes=primes, position=row, index=column, head=written_head)
+        graph).
+
+        Raises:
+            TypeError: for a keyword that is not a field of Meta.
+        """
+        meta = cls.__new__(cls)  # (the fields set at once, not through __init__: 254,000 entries at d_model 768)
+        meta.__dict__.update(symbol=json_symbol_of(symbol, primes), _label=_Label.NAMED, block=None, head=written_head,
+                             position=row, index=column, norm=None, param=None, token=None,
+                             _named=partial(Name, symbol, primes=primes, position=row, index=column, head=written_head))
+        if context:
+            if not context.keys() <= _META_FIELDS:
+                raise TypeError(f"Meta.entry got fields Meta does not have: {sorted(context.keys() - _META_FIELDS)}")
+            meta.__dict__.update(context)
         return meta
+
+
+_META_FIELDS = frozenset(f.name for f in data_fields(Meta))
 
 
 class Weights:
@@ -891,8 +904,9 @@ class Graph:
 
     def add(self, op: Op | None, parents, meta: Meta, leaf: fmpq | None = None) -> int:
         """Append a node and return its id."""
-        self.nodes.append(Node(op, parents if type(parents) is Operands else tuple(parents), meta, leaf))
-        return len(self.nodes) - 1
+        items = self.nodes.items
+        items.append(Node(op, parents if type(parents) is Operands else tuple(parents), meta, leaf))
+        return len(items) - 1
 
     def leaf(self, value: Fraction, meta: Meta) -> int:
         """A given input or a constant with an exact value (a weight of the case is a
@@ -983,12 +997,9 @@ class Graph:
             whole = {group.weight.start for group in self.kernels.values() if group.weight is not None}
             inside = sorted((group.start, group.start + len(group.ids)) for group in self.kernels.values())
             starts = [start for start, _ in inside]
-            by_id, _ = self.first_readers()
+            _, _, alone = self.first_readers()
+            whole -= alone.keys()  # (an entry read one by one)
             weight_starts = [w.start for w in self.weights]
-            for i in by_id:  # an entry read one by one
-                k = bisect_right(weight_starts, i) - 1
-                if k >= 0 and i < weight_starts[k] + self.weights[k].rows * self.weights[k].cols:
-                    whole.discard(weight_starts[k])
             for i in self.operations():  # a product's entry that no kernel computes reads its column itself
                 parents = self.nodes.items[i].parents
                 if type(parents) is Operands and type(parents.w) is range:
@@ -998,13 +1009,15 @@ class Graph:
             self._read_whole = (len(self.nodes), whole)
         return self._read_whole[1]
 
-    def first_readers(self) -> tuple[dict[int, int], dict[int, int]]:
+    def first_readers(self) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
         """The first node reading each node (the order in which a page meets the
-        weights): ``(by_id, by_weight)``, by_id: for every node id some node reads one by
-        one, the id of the first such node; by_weight: for every weight some matrix
+        weights): ``(by_id, by_weight, alone)``, by_id: for every node id some node reads
+        one by one, the id of the first such node; by_weight: for every weight some matrix
         product reads as one matrix (:class:`Operands` whose column is a range of its
         ids), its ``start`` and the first such product's entry (not entry by entry: 2.4
-        million at d_model 768). Made once per graph, when it is complete."""
+        million at d_model 768); alone: for every weight one of whose entries some node
+        reads one by one, its ``start`` and the first such node. Made once per graph, when
+        it is complete."""
         if self._first is not None and self._first[0] == len(self.nodes):
             return self._first[1]
         first: dict[int, int] = {}
@@ -1027,5 +1040,11 @@ class Graph:
             for p in part:
                 if first.get(p, i + 1) > i:
                     first[p] = i
-        self._first = (len(self.nodes), (first, whole))
-        return first, whole
+        ids = sorted(first)  # (the weights' entries read one by one, found per weight by bisection)
+        alone = {}
+        for w in self.weights:
+            found = ids[bisect_left(ids, w.start):bisect_left(ids, w.start + w.rows * w.cols)]
+            if found:
+                alone[w.start] = min(map(first.__getitem__, found))
+        self._first = (len(self.nodes), (first, whole, alone))
+        return first, whole, alone

@@ -18,7 +18,6 @@ correctly rounded like every other number (:func:`derive.rounding.short_decimal`
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING
@@ -81,14 +80,8 @@ def weight_groups(graph: Graph) -> dict[tuple, Sequence[int]]:
     for name in dict.fromkeys(param for _, _, param in groups):
         if declared(name) is None:
             raise ValueError(f"the weight {name} is declared by no registered operation")
-    by_id, by_weight = graph.first_readers()
+    by_id, by_weight, one_by_one = graph.first_readers()
     never = len(graph.nodes)
-    starts = [w.start for w in graph.weights]
-    one_by_one: dict[int, int] = {}  # a weight's start: the first node reading one of its entries one by one
-    for i, reader in by_id.items():  # (the ids read one by one, not the millions of a wide weight's entries)
-        k = bisect_right(starts, i) - 1
-        if k >= 0 and i < starts[k] + graph.weights[k].rows * graph.weights[k].cols:
-            one_by_one[starts[k]] = min(one_by_one.get(starts[k], never), reader)
 
     def read(key, leaves):  # the first node reading one of the leaves (one by one, or the weight whole)
         start = weight_of[key].start
