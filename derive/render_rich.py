@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from rich._wrap import divide_line
+from rich.box import HEAVY_HEAD, Box
 from rich.cells import cell_len
 from rich.console import Group
 from rich.markup import escape
+from rich.markup import render as render_markup
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.table import Table as RichTable
@@ -94,12 +95,15 @@ def _note_lines(notes: list[Note]) -> list["Line"]:
 class Line:
     """A paragraph of plain text in one Rich style (a heading, a step's words, an
     equation, a note), printed as :class:`rich.text.Text` prints it: wrapped at its spaces
-    to the page's width (Rich's own word division, :func:`rich._wrap.divide_line`).
+    to the page's width (Rich's own word division, :func:`rich._wrap.divide_line`, as
+    :func:`_breaks` computes it for such text).
 
     A paragraph of characters one cell wide each (no tab or control code) is handed to
     Rich as the segments a Text would yield, one per line (crane: 3,715 notes of up to
     2,000 characters, 2.5 MB: a Text measures each word's cells again and copies the text
-    line by line); any other is a Text.
+    line by line); on a page without styles (a file, a pipe), each line as the runs Rich
+    measures without counting its characters (:func:`_plain_segments`). Any other
+    paragraph is a Text.
 
     ``text``: the paragraph (newlines allowed); ``style``: a Rich style name or ``""``."""
 
@@ -113,11 +117,14 @@ class Line:
             fits = all(_fits(line, width) for line in self.text.split("\n"))
             yield Text(self.text, style=self.style, overflow="ignore" if fits else None)
             return
-        style = console.get_style(self.style) if self.style else None
+        plain = console.color_system is None
+        style = console.get_style(self.style) if self.style and not plain else None
         new_line = Segment.line()
         for paragraph in self.text.split("\n"):
             for line in _divided(paragraph, width):
-                if line:
+                if plain:
+                    yield from _plain_segments(line)
+                elif line:
                     yield Segment(line, style)
                 yield new_line
 
@@ -129,19 +136,81 @@ def _divided(paragraph: str, width: int) -> list[str]:
     """The lines :meth:`rich.text.Text.wrap` makes of one paragraph (no newline) of
     characters one cell wide each, none of them a non-ASCII space, at ``width`` with the
     default justification and the ``fold`` overflow: Rich's break offsets
-    (:func:`rich._wrap.divide_line`, measured on an ASCII stand-in of as many cells), each
-    line's spaces past the width taken off (:meth:`rich.text.Text.rstrip_end`)."""
+    (:func:`_breaks`), each line's spaces past the width taken off
+    (:meth:`rich.text.Text.rstrip_end`)."""
     if len(paragraph) <= width:
         return [paragraph]
-    stand_in = paragraph.encode("ascii", "replace").decode("ascii")  # same words, same cells
     lines, start = [], 0
-    for end in divide_line(stand_in, width, fold=True) + [len(paragraph)]:
+    for end in _breaks(paragraph, width) + [len(paragraph)]:
         line = paragraph[start:end]
         if len(line) > width:
             line = line[:len(line) - min(len(line) - width, len(line) - len(line.rstrip()))]
         lines.append(line)
         start = end
     return lines
+
+
+_NOT_SPACE = re.compile(r"[^ ]")
+
+
+def _breaks(text: str, width: int) -> list[int]:
+    """:func:`rich._wrap.divide_line` (``fold=True``) of a line whose only space is `` ``
+    and whose every character is one cell wide: the offsets where Rich starts a new line,
+    found a line at a time instead of a word at a time.
+
+    Rich's words are runs of non-spaces with the spaces after them (the first also with
+    the spaces before it); a word stays on the line when its end without those spaces is
+    at most ``width`` past the line's start. The first word that is not is at the line's
+    ``width``-th offset (or the next word after the spaces there): it starts the next
+    line, or, longer than ``width`` by itself, is folded into pieces of ``width``
+    characters (its spaces after it included), the next line starting at its last piece."""
+    breaks, line, n = [], 0, len(text)
+    first = _NOT_SPACE.search(text)
+    while first is not None and line + width < n:
+        limit = line + width
+        if text[limit] == " ":  # every word ending before the spaces there fits: the next one breaks
+            following = _NOT_SPACE.search(text, limit)
+            if following is None:
+                break
+            start = following.start()
+        else:  # the word through the limit breaks
+            start = text.rfind(" ", 0, limit) + 1
+        if start <= first.start():
+            start = 0  # the first word holds the spaces before it
+        stripped_end = text.find(" ", _NOT_SPACE.search(text, start).start())
+        stripped_end = n if stripped_end < 0 else stripped_end
+        if stripped_end - start > width:  # folded
+            end = _NOT_SPACE.search(text, stripped_end)
+            end = n if end is None else end.start()
+            pieces = range(start, end, width)
+            breaks += [p for p in pieces if p]
+            line = pieces[-1]
+        else:
+            breaks.append(start)
+            line = start
+    return breaks
+def _one_cell_class() -> str:
+    """A regex character class of the characters Rich knows one cell wide without
+    looking them up (:data:`rich.cells._SINGLE_CELL_UNICODE_RANGES`; printable ASCII if
+    this Rich has no such list)."""
+    try:
+        from rich.cells import _SINGLE_CELL_UNICODE_RANGES as ranges
+    except ImportError:
+        ranges = [(0x20, 0x7E)]
+    return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_RUNS = re.compile(f"[{_one_cell_class()}]+|[^{_one_cell_class()}]+")
+
+
+def _plain_segments(line: str) -> list[Segment]:
+    """One line of a page without styles as unstyled segments: its runs of characters
+    Rich measures as a set (box drawing, ASCII, Latin) and the runs between them (a minus
+    sign, an ellipsis: short, their widths cached by Rich). The same characters as one
+    segment, which Rich measures character by character once a line holds a single
+    character outside its set (crane's lines of 2,000 characters)."""
+    return [Segment(run) for run in _RUNS.findall(line)]
+
 
 
 def _table(table, printer: Printer, marks: dict) -> "WholeTable":
@@ -180,8 +249,32 @@ class WholeTable:
             # a column whose every cell fits its width needs no wrapping: no_wrap prints the
             # same cells without Rich measuring them word by word
             whole = [fits and all(_fits(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
-            yield self._rich_table([self.columns[i] for i in group], widths, whole,
-                                   [[row[i] for i in group] for row in self.rows])
+            columns, rows = [self.columns[i] for i in group], [[row[i] for i in group] for row in self.rows]
+            if console.color_system is None and group and all(whole) \
+                    and all(_as_is(cell) for i in group for cell in cells[i]):
+                for line in self._plain_lines(HEAVY_HEAD.substitute(options, safe=console.safe_box),
+                                              columns, widths, rows):
+                    yield from _plain_segments(line)
+                    yield Segment.line()
+            else:
+                yield self._rich_table(columns, widths, whole, rows)
+
+    @staticmethod
+    def _plain_lines(box: Box, columns: list[str], widths: list[int], rows: list[list[str]]) -> list[str]:
+        """The lines of :meth:`_rich_table` when every cell is one line that fits its
+        column and Rich prints it as it is (:func:`_as_is`), on a page without styles:
+        Rich's box (its top, header separator and bottom rules), and each row's cells
+        left-justified to the column's width between their two spaces of padding, joined
+        by the box's verticals (the header's, the body's, the last row's)."""
+        def line(left: str, vertical: str, right: str, texts: list[str]) -> str:
+            return left + vertical.join(" " + t + " " * (w - len(t) + 1) for t, w in zip(texts, widths)) + right
+
+        padded = [w + 2 for w in widths]
+        lines = [box.get_top(padded), line(box.head_left, box.head_vertical, box.head_right, columns),
+                 box.get_row(padded, "head", edge=True)]
+        lines += [line(box.mid_left, box.mid_vertical, box.mid_right, row) for row in rows[:-1]]
+        lines += [line(box.foot_left, box.foot_vertical, box.foot_right, row) for row in rows[-1:]]
+        return lines + [box.get_bottom(padded)]
 
     @staticmethod
     def _rich_table(columns: list[str], widths: list[int], whole: list[bool], rows: list[list[str]]) -> RichTable:
@@ -191,7 +284,7 @@ class WholeTable:
         default padding (0, 1) pads it), so a cell of plain text that fits is one segment
         (:class:`PlainCell`): the same page, without a Padding rendered around each of
         crane's 18,587 cells."""
-        out = RichTable(show_lines=False, padding=0)
+        out = RichTable(show_lines=False, padding=0, box=HEAVY_HEAD)
         for header, w, no_wrap in zip(columns, widths, whole):
             out.add_column(Padding(escape(header), CELL_PADDING), justify="left", width=w + 2, overflow="fold",
                            no_wrap=no_wrap)
@@ -216,6 +309,17 @@ def _cell(text: str):
     if "[" in text or ":" in text or "\\" in text or "\n" in text or _cells(text) != len(text):
         return Padding(escape(text), CELL_PADDING)
     return PlainCell(text)
+
+
+def _as_is(text: str) -> bool:
+    """Whether a cell of Rich's table prints ``text`` as it is, its markup escaped
+    (:func:`_cell`): one line of characters one cell wide each, which Rich's markup (with
+    its emoji codes) reads back as the same text."""
+    return "\n" not in text and _cells(text) == len(text) \
+        and (not _MARKUP.search(text) or render_markup(escape(text)).plain == text)
+
+
+_MARKUP = re.compile(r"[\[:\\]")  # a character Rich's markup may read: a bracket, an emoji colon, a backslash
 
 
 class PlainCell:

@@ -74,7 +74,9 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     style, as with rich.text.Text paragraphs and Rich's own table (its padding, columns
     that wrap, markup cells), at widths where cells fold, wrap and fit, and for text with wide,
     combining and zero-width characters, tabs, non-ASCII spaces, runs of spaces and words
-    longer than the page."""
+    longer than the page. On a page without styles, a table whose every cell fits and
+    reads as it is is drawn by derive (WholeTable._plain_lines), character for character
+    as Rich draws it."""
     from rich.console import Group
     from rich.markup import escape
     from rich.table import Table
@@ -107,7 +109,10 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
         tables = [WholeTable("wide", ["id", "\u6f22\u5b57"], [["1", "\u6f22\u5b57" * 9], ["2", "x y"]]),
                   WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]]),
                   WholeTable("cells", ["a", "b", "c"], [["\u22120.816\u00b9", " 1 ", ":smile: x:y:"], ["a\\", "[1, 2]", "[b]x[/b]"],
-                                                       ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]])]
+                                                       ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]]),
+                  WholeTable("as they are", ["E[id]", "i \\ j", "x_1 \u2208 [a, b]"],  # markup Rich reads back as it is
+                             [["[1, 2]", " \u22120.5\u00b9", "x: y"], ["\u2423a", "", "[ab]"], ["a b", "z\u2026 ", "\\[b]"]]),
+                  WholeTable("no rows", ["a", "b"], [])]
         return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
                 Group(*paragraphs, *tables)]
 
@@ -121,3 +126,23 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
                 with monkeypatch.context() as patched:
                     patched.setattr(WholeTable, "_rich_table", staticmethod(rich_own_table))
                     assert ours == _page(rich, width, color), (case, width, color)
+
+
+def test_line_breaks_are_rich_word_division():
+    """render_rich._breaks, which finds a paragraph's line breaks a line at a time, gives
+    Rich's own word division (rich._wrap.divide_line, folding words longer than the
+    width) on random text of words, runs of spaces, leading and trailing spaces and words
+    longer than the width."""
+    import random
+
+    from rich._wrap import divide_line
+
+    from derive.render_rich import _breaks
+
+    rng = random.Random(12)
+    for _ in range(20_000):
+        alphabet = rng.choice([" ab", "  abcdef", " a", "a", "   x", " abcdefghijklmnop", " \u2212\u2026a"])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        width = rng.randint(1, 15)
+        assert _breaks(text, width) == divide_line(text.encode("ascii", "replace").decode(), width, fold=True), \
+            (text, width)
