@@ -35,7 +35,7 @@ from flint import ctx, fmpq
 from . import formula as F
 from .derivation import Derivation
 from .evaluate import MAX_PREC, START_PREC, progress
-from .graph import Dot, Lin, NeedPrecision, Undefined, Value, is_exact
+from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, is_exact
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
 from .rounding import Format, decade_fraction, format_value
@@ -307,6 +307,8 @@ class ByHand:
         self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
         self._exprs: dict[tuple[int, int], sympy.Expr] = {}  # an exact reader's value (p, q) -> its number
+        self._shared: dict[tuple[int, int], tuple] = {}  # (precision, id of a row's or column's ids) -> values
+        self._sources: dict[int, object] = {}  # node -> its metadata as a source, or None (see _source)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -328,12 +330,39 @@ class ByHand:
 
     def _input_values(self, parents) -> list[Value]:
         """:meth:`_input_value` of each of ``parents``, the values already taken looked up
-        here (a reading of crane's q asks for 32 parents, most of them taken before)."""
+        here (a reading of crane's q asks for 32 parents, most of them taken before). A
+        matrix product's entry (:class:`~derive.graph.Operands`) takes its row's and its
+        column's values as listed once per precision for every entry that shares them
+        (crane's x_t W_Q: a row read by 8 entries, a column by 64)."""
+        if type(parents) is not Operands:
+            return self._values_of(parents)
+        return self._shared_values(parents.x) + self._values_of(parents.b) + self._shared_values(parents.w) \
+            + self._values_of(parents.one)
+
+    def _values_of(self, parents) -> list[Value]:
         taken, out = self._taken, []
         for p in parents:
             value = taken.get(p, _UNSEEN)
             out.append(self._input_value(p) if value is _UNSEEN or value is None else value)
         return out
+
+    def _shared_values(self, part: list[int]) -> list[Value]:
+        """:meth:`_values_of` a row's or a column's ids, a list the graph shares among the
+        entries of a matrix product, made once per list and precision."""
+        known = self._shared.get((self._prec, id(part)))
+        if known is None or known[0] is not part:
+            known = self._shared[self._prec, id(part)] = (part, self._values_of(part))
+        return known[1]
+
+    def _source(self, node_id: int):
+        """The metadata of a parent the reader takes from the page (an operation's), None
+        for a leaf (a weight, a given input, a constant: not a source); looked up once
+        per node (crane's notes ask 140,000 times)."""
+        meta = self._sources.get(node_id, _UNSEEN)
+        if meta is _UNSEEN:
+            node = self.graph.nodes[node_id]
+            meta = self._sources[node_id] = None if node.op is None else node.meta
+        return meta
 
     def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
         """What the reader uses for a parent, as (value, formula): the printed value when
@@ -503,8 +532,7 @@ class ByHand:
             if all(is_exact(p) for p in products) and n > 1:
                 chain.append(F.Terms(*[self._value_expr(p) for p in products]))
         chain.append(self._value_expr(value))
-        sources = [(self.graph.nodes[p].meta, e) for p, (_, e) in zip(node.parents, parts)
-                   if self.graph.nodes[p].op is not None]
+        sources = [(meta, e) for meta, (_, e) in zip(map(self._source, node.parents), parts) if meta is not None]
         return self._finish(ref, node.meta, sources, F.Chain(*chain), value, rounded=rounded)
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
