@@ -136,12 +136,19 @@ def _pow10_at_most(e: int, a: int, b: int) -> bool:
 
 
 def _decade_ball(x: arb) -> int | None:
-    """floor(log10 |x|) when the ball certainly lies within one decade, else None."""
+    """floor(log10 |x|) when the ball certainly lies within one decade, else None: the
+    decade next to a guess (log10 of the double nearest the midpoint, within one of the
+    midpoint's decade; a ball's logarithm past the doubles' range) in which the ball
+    certainly lies."""
     if x.contains(0):
         return None
     mag = abs(x)
-    guess = mag.log() / arb(10).log()
-    e = int(guess.mid().floor().unique_fmpz())
+    near = float(mag)
+    if 0 < near < math.inf:  # (the guess only picks the candidates: each is checked exactly below)
+        e = math.floor(math.log10(near))
+    else:
+        guess = mag.log() / arb(10).log()
+        e = int(guess.mid().floor().unique_fmpz())
     for cand in (e - 1, e, e + 1):
         lo, hi = _pow10(cand), _pow10(cand + 1)
         if mag >= lo and mag < hi:

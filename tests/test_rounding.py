@@ -791,3 +791,37 @@ def test_round_fraction_to_int(a, b, mode):
     magnitude = _round_magnitude(abs(a), b, mode, a < 0)
     assert n == (-magnitude if a < 0 else magnitude)
     assert abs(q - n) < 1
+
+
+@settings(max_examples=3000, deadline=None)
+@given(k=st.one_of(st.integers(-30, 30), st.integers(-400, 400)), j=st.integers(1, 10**6),
+       step=st.integers(-3, 3), rad_bits=st.integers(20, 200), sign=st.sampled_from([1, -1]),
+       prec=st.sampled_from([53, 128, 300]))
+def test_decade_of_a_ball_against_its_endpoints(k, j, step, rad_bits, sign, prec):
+    """rounding._decade_ball (the guess from a double, each candidate decade checked on
+    the ball): floor(log10 |x|) of the ball's exact endpoints when both lie in one decade,
+    None when the ball reaches into two; balls around powers of ten (10^k + a few units
+    of the ball's width) and far from them, up to 10^+-400 (past the doubles)."""
+    from derive.rounding import _decade_ball
+
+    width = Fraction(1, 2**rad_bits) * Fraction(10) ** k
+    mid = sign * (Fraction(10) ** k * (1 if j < 500_000 else Fraction(j, 10**5)) + step * width)
+    mid = Fraction(math.floor(mid * 2 ** (rad_bits + 1400)), 2 ** (rad_bits + 1400))  # dyadic
+    x = _ball("near", mid, 0, width)
+    lo, hi = _arb_fraction(x.mid()) - _arb_fraction(x.rad()), _arb_fraction(x.mid()) + _arb_fraction(x.rad())
+
+    def decade(q: Fraction) -> int:
+        e = len(str(abs(q.numerator) // q.denominator)) - 1 if abs(q) >= 1 else -1
+        while Fraction(10) ** e > abs(q):
+            e -= 1
+        while Fraction(10) ** (e + 1) <= abs(q):
+            e += 1
+        return e
+
+    expected = decade(lo) if lo * hi > 0 and decade(lo) == decade(hi) else None
+    with ctx.workprec(prec):
+        got = _decade_ball(x)
+    if got is None and expected is not None:  # (the ball's comparisons at prec bits may leave it undecided)
+        assert prec < 2 * rad_bits or abs(k) > 30
+    else:
+        assert got == expected
