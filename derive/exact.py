@@ -115,6 +115,7 @@ class ExactForms:
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
         self._split: dict[sympy.Expr, tuple | None] = {}  # a part of a sum -> _terms(part)
         self._sizes: dict[sympy.Expr, int] = {}  # a term of a sum -> its tree size (to EXACT_PATH_SIZE + 1)
+        self._texts: dict[sympy.Expr, str] = {}  # a closed form -> its text (crane: 3,032 forms, 1,919 distinct)
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
         """The exact SymPy form of a forward quantity: a Rational when the value is rational,
@@ -311,7 +312,12 @@ class ExactForms:
         if isinstance(rational, Fraction):
             return str(rational)
         form = self._closed(ref.id)
-        return self.definition_text(ref.id) if form is None else sympy.sstr(form)
+        if form is None:
+            return self.definition_text(ref.id)
+        text = self._texts.get(form)
+        if text is None:  # (SymPy orders an Add's terms by evaluating them: once per form)
+            text = self._texts[form] = sympy.sstr(form)
+        return text
 
 
 class Way(NamedTuple):
