@@ -127,20 +127,23 @@ class ExactForms:
 
     def _closed(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr | None:
         """:meth:`closed_form`, None for a quantity past ``limit``."""
-        return self._form(node_id, limit, self._forms.setdefault(limit, {}))[0]
+        values = self.evaluator.evaluation().before.values  # (what evaluator.value reads, taken once)
+        return self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
 
-    def _form(self, node_id: int, limit: int, memo: dict) -> tuple[sympy.Expr | None, int]:
-        """(the closed form, its size), or (None, limit + 1) for a form past ``limit``."""
+    def _form(self, node_id: int, limit: int, memo: dict, values) -> tuple[sympy.Expr | None, int]:
+        """(the closed form, its size), or (None, limit + 1) for a form past ``limit``;
+        ``values``: the forward pass's values by node id, at the starting precision or
+        above (only whether each is exact is read, and an exact one's fraction)."""
         if node_id in memo:
             return memo[node_id]
-        node = self.graph.nodes[node_id]
-        v = self.evaluator.value(Ref("before", node_id))
+        v = values[node_id]
         if is_exact(v):
             result = (sympy.Rational(int(v.p), int(v.q)), 1)
         else:
+            node = self.graph.nodes[node_id]
             parts = []
             for p in node.parents:  # (up to the first too large: this form is then its name)
-                part, part_size = self._form(p, limit, memo)
+                part, part_size = self._form(p, limit, memo, values)
                 if part_size > limit:
                     break
                 parts.append(part)
