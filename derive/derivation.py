@@ -100,6 +100,11 @@ class Derivation:
         MAX_PREC and no exact simplification decides the last digit (:class:`Rounder`)."""
         return self.rounder.decimals(refs, fmt)
 
+    def decimals_each(self, refs, fmts: list[Format]) -> list[dict[Ref, str]]:
+        """:meth:`decimals` under each of ``fmts``, from one evaluation where one serves
+        them all (:meth:`Rounder.decimals_each`)."""
+        return self.rounder.decimals_each(refs, fmts)
+
     def decimal(self, ref: Ref, fmt: Format) -> str:
         """Correctly rounded text of one quantity (see :meth:`decimals`)."""
         return self.rounder.decimal(ref, fmt)

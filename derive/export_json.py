@@ -45,8 +45,7 @@ def iter_records(derivation: Derivation, fmt: Format, only: set | None = None,
     (:class:`~derive.errors.EvaluationError`) is raised here, before the first record."""
     given = set(derivation.given())
     refs = [r for r in derivation.given() + derivation.quantities() if only is None or r in only]
-    decimals = derivation.decimals(refs, fmt)
-    values = derivation.decimals(refs, VALUE_FORMAT)
+    decimals, values = derivation.decimals_each(refs, [fmt, VALUE_FORMAT])
     exact = derivation.exact_text if exact_forms else derivation.fraction_text
 
     def one(ref) -> dict:

@@ -70,3 +70,28 @@ def test_a_stream_that_fails_leaves_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["old.json"]  # no temporary file left behind
     write_atomic(out, iter(["[", "1", "]\n"]))
     assert out.read_text(encoding="utf-8") == "[1]\n"
+
+
+@pytest.mark.parametrize("places", [3, 40])
+def test_roundings_of_the_export_share_one_evaluation(places, monkeypatch):
+    """Derivation.decimals_each: the export's two roundings (the run's places and the 30
+    significant figures of ``value``) are each what decimals gives alone, and the graph is
+    evaluated first at the higher of the precisions they start at (3 places start at 128
+    bits, 30 figures at 163, 40 places at 197): the evaluations of the two roundings one
+    after the other, less any below that (cat-climbed at 3 places: 128, then 163 and up)."""
+    from derive import evaluate
+    from derive.derivation import VALUE_FORMAT
+
+    case = load_case("cat-climbed")
+    fmt = Format(places=places, minus="-")
+    made = []
+    real = evaluate.evaluate
+    monkeypatch.setattr(evaluate, "evaluate", lambda graph, *args: made.append(args[2]) or real(graph, *args))
+    d = derive(case)
+    refs = d.given() + d.quantities()
+    one_by_one = [d.decimals(refs, fmt), d.decimals(refs, VALUE_FORMAT)]
+    before, made[:] = list(made), []
+    start = max(128, int(3.33 * places) + 64, int(3.33 * 30) + 64)
+    assert derive(case).decimals_each(refs, [fmt, VALUE_FORMAT]) == one_by_one
+    assert made[0] == start and made == [p for p in before if p >= start]
+    assert len(made) == len(before) - (places == 3)
