@@ -212,16 +212,16 @@ def _check_weight_names(case: Case, graph: Graph) -> None:
         CaseError: naming the field, the weights it lacks and the weights the case has (a
             tied W_U: name E; given logits: no weight, only "all" or [])."""
     weights = list(dict.fromkeys(w.param for w in graph.weights))
-    for field in ("gradients", "trained"):
-        missing = [name for name in getattr(case.conventions, field) or () if name not in weights]
+    for setting in ("gradients", "trained"):
+        missing = [name for name in getattr(case.conventions, setting) or () if name not in weights]
         if not missing:
             continue
         if case.logits is not None:
             expected = ('"all" or [] (the logits are given: the case has no weight' +
-                        (', and dL/dz is derived unless [])' if field == "gradients" else ')'))
+                        (', and dL/dz is derived unless [])' if setting == "gradients" else ')'))
         else:
             expected = "a list of this case's weights: " + ", ".join(weights)
             if "W_U" in missing and case.W_U is None and "E" in weights:
                 expected += " (W_U is tied to E, W_U = E^T: name E)"
         raise CaseError(f"names {', '.join(missing)}, which this case does not have", file=case.path,
-                        field=f"conventions.{field}", expected=expected)
+                        field=f"conventions.{setting}", expected=expected)

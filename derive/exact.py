@@ -127,7 +127,7 @@ class ExactForms:
 
     def _closed(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr | None:
         """:meth:`closed_form`, None for a quantity past ``limit``."""
-        values = self.evaluator.evaluation().before.values  # (what evaluator.value reads, taken once)
+        values = self.evaluator.evaluation().before  # (what evaluator.value reads, taken once: the Pass by id)
         return self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
 
     def _form(self, node_id: int, limit: int, memo: dict, values) -> tuple[sympy.Expr | None, int]:

@@ -189,6 +189,8 @@ def _breaks(text: str, width: int) -> list[int]:
             breaks.append(start)
             line = start
     return breaks
+
+
 def _one_cell_class() -> str:
     """A regex character class of the characters Rich knows one cell wide without
     looking them up (:data:`rich.cells._SINGLE_CELL_UNICODE_RANGES`; printable ASCII if
@@ -210,7 +212,6 @@ def _plain_segments(line: str) -> list[Segment]:
     segment, which Rich measures character by character once a line holds a single
     character outside its set (crane's lines of 2,000 characters)."""
     return [Segment(run) for run in _RUNS.findall(line)]
-
 
 
 def _table(table, printer: Printer, marks: dict) -> "WholeTable":
