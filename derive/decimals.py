@@ -45,11 +45,11 @@ class Rounder:
         out: dict[Ref, str] = {}
         pending = list(dict.fromkeys(refs))
         meter = progress()
-        prec = max(START_PREC, _bits_for(fmt))
+        prec = first = max(START_PREC, _bits_for(fmt))
         while pending and prec <= MAX_PREC:
             ev_prec = self.evaluator.evaluation(prec).prec
             with ctx.workprec(working_precision(ev_prec, fmt)):  # (set once here, not once per value)
-                pending = self._round(pending, ev_prec, fmt, prec, out, meter)
+                pending = self._round(pending, ev_prec, fmt, prec == first, out, meter)
             prec = max(prec, ev_prec) * 2
         for ref in pending:
             out[ref] = self._exact_path(ref, fmt)
@@ -69,9 +69,9 @@ class Rounder:
             self.evaluator.evaluation(max(max(START_PREC, _bits_for(fmt)) for fmt in fmts))
         return [self.decimals(refs, fmt) for fmt in fmts]
 
-    def _round(self, pending: list[Ref], ev_prec: int, fmt: Format, prec: int, out: dict, meter) -> list[Ref]:
+    def _round(self, pending: list[Ref], ev_prec: int, fmt: Format, first: bool, out: dict, meter) -> list[Ref]:
         """One pass of :meth:`decimals` over ``pending`` at the evaluation of ``ev_prec``
-        bits (asked for as ``prec``): the text of each value the ball decides goes into
+        bits (``first``: the first pass): the text of each value the ball decides goes into
         ``out``; returns the refs still undecided. Most balls are decided at once in float64
         (:func:`~derive.rounding.format_balls`, certified); the rest one by one."""
         values = list(self.evaluator.values(pending, ev_prec))
@@ -86,12 +86,13 @@ class Rounder:
         for i in left:
             ref, value = pending[i], values[i]
             text = format_value(value, fmt)
-            if text is None and prec == START_PREC and _on_boundary(value, fmt):
-                # A ball that still touches a rounding boundary at START_PREC bits is
+            if text is None and first and _on_boundary(value, fmt):
+                # A ball that still touches a rounding boundary at the first precision is
                 # almost always a rational sitting on it (an e^s / e^s = 1 weight times
-                # a rational value): try its exact form before re-evaluating the whole
-                # graph at up to MAX_PREC bits (seven passes, minutes on a large case).
-                # A ball as wide as the last digit only lacks precision: no SymPy for it.
+                # a rational value, or an exact 0 made of balls): try its exact form before
+                # re-evaluating the whole graph at up to MAX_PREC bits (seven passes,
+                # minutes on a large case). A ball as wide as the last digit only lacks
+                # precision: no SymPy for it.
                 text = self._exact_rational(ref, fmt)
             if text is None:
                 del out[ref]  # (a later pass puts it back, at the end, as one decided then)
@@ -131,10 +132,15 @@ def _bits_for(fmt: Format) -> int:
 def _on_boundary(value, fmt: Format) -> bool:
     """Whether an undecided ball is far narrower than its last printed digit (10^6 times),
     so it sits on a rounding boundary (likely a rational: worth the exact path), rather
-    than being too wide for the places asked (which only more precision decides)."""
+    than being too wide for the places asked (which only more precision decides); at
+    significant figures, a ball around 0 narrower than 10^-(sig + 6) (likely an exact 0
+    made of balls, as q_3 . k_1 = 0 or mu'_1 = 0 of cat-climbed: seven evaluations up to
+    10,432 bits never decide its first figure)."""
     if not hasattr(value, "rad"):
         return True
     radius = value.rad()
     if fmt.places is not None:
         return radius * 10 ** (fmt.places + 6) < 1
+    if value.contains(0):  # (at significant figures a ball around 0 never decides: narrow, it is likely an exact 0)
+        return radius * 10 ** (fmt.sig + 6) < 1
     return radius * 10 ** (fmt.sig + 6) < abs(value.mid())

@@ -121,6 +121,17 @@ def test_rounder_takes_the_exact_path_on_a_boundary():
     assert ev.precisions == (START_PREC,)  # decided without evaluating again
 
 
+def test_an_exact_zero_of_balls_at_significant_figures_takes_the_exact_path_first():
+    """sin(1)^2 + cos(1)^2 - 1 is exactly 0, a ball around 0 at every precision, which
+    significant figures never decide: its exact form settles it at the first precision
+    (30 figures start at 164 bits), with no evaluation above it."""
+    g, h = half_graph()
+    zero = g.add(Lin([2], -1), [h], Meta("z", "z"))
+    ev, forms, rounder = pieces(g)
+    assert rounder.decimal(Ref("before", zero), Format(places=None, sig=30)) == "0." + "0" * 29  # 30 figures
+    assert ev.precisions == (64 + int(30 * 3.33),)
+
+
 def test_rounder_decides_by_precision_where_a_ball_can():
     g, r, m = sqrt2_graph()
     _, _, rounder = pieces(g)
