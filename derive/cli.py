@@ -549,7 +549,7 @@ def check_command(
 
 def fmt_description(fmt: Format) -> str:
     """``3 places, half-away`` or ``5 significant figures, half-even``."""
-    amount = f"{fmt.places} places" if fmt.places is not None else f"{fmt.sig} significant figures"
+    amount = counted(fmt.places, "place") if fmt.places is not None else counted(fmt.sig, "significant figure")
     return f"{amount}, {fmt.mode}"
 
 

@@ -257,3 +257,15 @@ def test_cli_polish():
     assert result.exit_code == 2
     assert "cat-climbed (bundled case)" in result.output and "site-packages" not in result.output
     assert "at most 1 new token," in " ".join(result.output.split())
+
+
+def test_the_page_header_counts_in_the_singular():
+    """The run's header: "1 significant figure", "1 place", "3 places" (a trial read
+    "1 significant figures")."""
+    from derive.cli import fmt_description
+    from derive.rounding import Format
+
+    assert fmt_description(Format(places=None, sig=1)) == "1 significant figure, half-away"
+    assert fmt_description(Format(places=None, sig=5, mode="half-even")) == "5 significant figures, half-even"
+    assert fmt_description(Format(places=1)) == "1 place, half-away"
+    assert fmt_description(Format(places=3)) == "3 places, half-away"
