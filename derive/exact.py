@@ -319,7 +319,10 @@ class ExactForms:
             return self.definition_text(ref.id)
         text = self._texts.get(form)
         if text is None:  # (SymPy orders an Add's terms by evaluating them: once per form)
-            text = self._texts[form] = sympy.sstr(form)
+            steep = bool(self._steep_forms) and form.has(*self._steep_forms)
+            # (a form holding an exponential past EXACT_PATH_EXPONENT keeps its terms in the order
+            # built: evaluating exp(4*10^1300) to order them took SymPy seconds a term)
+            text = self._texts[form] = sympy.sstr(form, order="none") if steep else sympy.sstr(form)
         return text
 
 
