@@ -12,13 +12,15 @@ and only the others one by one.
 from __future__ import annotations
 
 from .evaluate import MAX_PREC, START_PREC, Evaluator, gc_paused, progress
-from .exact import ExactForms
+from .exact import EXACT_PATH_SECONDS, EXACT_PATH_TOTAL, ExactForms
 from flint import ctx
 
 from .rounding import Format, format_balls, format_fraction, format_value, working_precision
 from .steps import Ref
 
 UNDECIDED = "undecided"
+EARLY_SECONDS = 0.25  # CPU time the exact path may spend on a quantity before the precision is raised
+EARLY_TOTAL = 1.0  # ... and on all of them together, in one rounding (then: the precision is raised)
 
 
 class Rounder:
@@ -51,8 +53,9 @@ class Rounder:
             with ctx.workprec(working_precision(ev_prec, fmt)):  # (set once here, not once per value)
                 pending = self._round(pending, ev_prec, fmt, prec == first, out, meter)
             prec = max(prec, ev_prec) * 2
-        for ref in pending:
-            out[ref] = self._exact_path(ref, fmt)
+        undecided = f"{UNDECIDED} at 10^-{fmt.places}" if fmt.places is not None else UNDECIDED
+        for ref, text in zip(pending, self._exact_rationals(pending, fmt, EXACT_PATH_SECONDS)):
+            out[ref] = undecided if text is None else text
             meter.advance()
         return out
 
@@ -82,18 +85,21 @@ class Rounder:
         out.update(zip(pending, texts))  # (in the order of pending; each None is replaced or taken out below)
         left = [i for i, text in enumerate(texts) if text is None]
         meter.advance(len(texts) - len(left))
+        # A ball that still touches a rounding boundary at the first precision is almost
+        # always a rational sitting on it (an e^s / e^s = 1 weight times a rational value, or
+        # an exact 0 made of balls): its exact form is tried, briefly (EARLY_SECONDS), before
+        # re-evaluating the whole graph at up to MAX_PREC bits (seven passes, minutes on a
+        # large case). A ball as wide as the last digit only lacks precision: no SymPy for
+        # it. (A tiny value that is not 0, as 1e-395 made of terms of 1e-132, is decided by
+        # the precision; its simplification may take seconds and is given up early.)
+        texts = {i: format_value(values[i], fmt) for i in left}
+        early = [i for i in left if texts[i] is None and first and _on_boundary(values[i], fmt)]
+        early_texts = self._exact_rationals([pending[i] for i in early], fmt, EARLY_SECONDS, EARLY_TOTAL)
+        for i, text in zip(early, early_texts):
+            texts[i] = text
         still = []
         for i in left:
-            ref, value = pending[i], values[i]
-            text = format_value(value, fmt)
-            if text is None and first and _on_boundary(value, fmt):
-                # A ball that still touches a rounding boundary at the first precision is
-                # almost always a rational sitting on it (an e^s / e^s = 1 weight times
-                # a rational value, or an exact 0 made of balls): try its exact form before
-                # re-evaluating the whole graph at up to MAX_PREC bits (seven passes,
-                # minutes on a large case). A ball as wide as the last digit only lacks
-                # precision: no SymPy for it.
-                text = self._exact_rational(ref, fmt)
+            ref, text = pending[i], texts[i]
             if text is None:
                 del out[ref]  # (a later pass puts it back, at the end, as one decided then)
                 still.append(ref)
@@ -106,20 +112,18 @@ class Rounder:
         """Correctly rounded text of one quantity (see :meth:`decimals`)."""
         return self.decimals([ref], fmt)[ref]
 
-    def _exact_path(self, ref: Ref, fmt: Format) -> str:
-        """Decide a value a ball cannot: simplify its closed form to a rational."""
-        text = self._exact_rational(ref, fmt)
-        if text is not None:
-            return text
-        return f"{UNDECIDED} at 10^-{fmt.places}" if fmt.places is not None else UNDECIDED
-
-    def _exact_rational(self, ref: Ref, fmt: Format) -> str | None:
-        """The correctly rounded text of a forward quantity whose closed form simplifies to
-        a rational (:meth:`ExactForms.rational`), else None."""
-        if ref.phase != "before":
-            return None
-        known = self.forms.rational(ref.id)
-        return None if known is None else format_fraction(known, fmt)
+    def _exact_rationals(self, refs: list[Ref], fmt: Format, seconds: float,
+                         total: float = EXACT_PATH_TOTAL) -> list[str | None]:
+        """The correctly rounded text of each forward quantity whose closed form simplifies
+        to a rational within ``seconds`` of CPU time, all of them within ``total``
+        (:meth:`ExactForms.rationals`), else None."""
+        ids = [ref.id for ref in refs if ref.phase == "before"]
+        known = self.forms.rationals(ids, seconds, total) if ids else {}
+        texts = []
+        for ref in refs:
+            fraction = known.get(ref.id) if ref.phase == "before" else None
+            texts.append(None if fraction is None else format_fraction(fraction, fmt))
+        return texts
 
 
 def _bits_for(fmt: Format) -> int:

@@ -11,11 +11,7 @@ simplifies to a rational (DESIGN.md, "Correct rounding").
 
 from __future__ import annotations
 
-import signal
-import threading
-import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -25,6 +21,7 @@ from flint import fmpq
 from . import plain
 from .evaluate import Evaluator
 from .graph import Dot, Exp, GeluErf, GeluTanh, Graph, Lin, Silu, approx, is_exact
+from .isolated import OverBudget, budget, isolated_map
 from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
@@ -54,44 +51,6 @@ def exponent_size(op, size: float) -> float:
     if isinstance(op, GeluTanh):
         return 0.0357 * size ** 3
     return 0.0
-
-
-class OverBudget(Exception):
-    """The work on one quantity passed its time budget (see :func:`budget`)."""
-
-
-@contextmanager
-def budget(seconds: float):
-    """Raise :class:`OverBudget` in the block once it has used ``seconds`` of CPU time
-    (user + system: ITIMER_PROF and SIGPROF; in the main thread only, elsewhere no limit).
-    CPU time, not wall time, so that a busy machine (a test suite on both cores) reaches
-    the same verdicts as an idle one: under wall time a loaded run printed ``undecided``
-    where an idle one decided. A budget already running (an outer one) is put back
-    afterwards with what it has left, and fires at once if it fell due meanwhile; a
-    caller's SIGALRM (a test's wall-clock bound) is left alone. A single long C call (a
-    huge integer product) is interrupted only when it returns."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def over(signum, frame):
-        raise OverBudget(f"more than {seconds:g} s of CPU time")
-
-    start = time.process_time()
-    previous = signal.signal(signal.SIGPROF, over)
-    pending, interval = signal.setitimer(signal.ITIMER_PROF, seconds)
-    if pending and pending < seconds:  # the outer budget is due first: keep it
-        signal.signal(signal.SIGPROF, previous)
-        signal.setitimer(signal.ITIMER_PROF, pending, interval)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
-        if pending:
-            signal.setitimer(signal.ITIMER_PROF, max(pending - (time.process_time() - start), 1e-3), interval)
 
 
 class ExactForms:
@@ -152,13 +111,15 @@ class ExactForms:
                     and not self._sum_over(node, parts, limit):
                 steep = self._steep(node_id)
                 try:
-                    with budget(FORM_SECONDS):  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
+                    with budget(FORM_SECONDS) as mine:  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
                         with sympy.evaluate(not steep):
                             built = node.op.sympy(parts)
                         built_size = _tree_size(built, limit)
                     if steep:
                         self._steep_forms.add(built)
-                except OverBudget:
+                except OverBudget as stop:
+                    if stop.owner is not mine:  # (an outer budget's stop: not this form's)
+                        raise
                     self._slow_forms += 1  # the quantity keeps its name (its definition is printed)
                     built, built_size = form, size
                 if built_size <= limit:  # SymPy's own simplification often keeps it small
@@ -215,29 +176,48 @@ class ExactForms:
                 return True
         return False
 
+    def rationals(self, node_ids, seconds: float = EXACT_PATH_SECONDS,
+                  total: float = EXACT_PATH_TOTAL) -> dict[int, Fraction | None]:
+        """The rational each forward quantity's closed form (at most EXACT_PATH_SIZE
+        operations) simplifies to, else None: also when SymPy takes more than ``seconds`` of
+        CPU time over it (at most EXACT_PATH_SECONDS), or once the exact path has spent
+        EXACT_PATH_TOTAL on the derivation's quantities (a case of many ties stays bounded,
+        its later ones undecided), or ``total`` on these. The simplifications run in a forked child process
+        (:func:`~derive.isolated.isolated_map`), so a stop never leaves this process's SymPy
+        half-updated. Each quantity is simplified once; one given up under a shorter budget
+        than EXACT_PATH_SECONDS (the rounding's early try) may be tried again with more."""
+        out: dict[int, Fraction | None] = {}
+        todo = []
+        for node_id in dict.fromkeys(node_ids):
+            known = self._rationals.get(node_id, False)
+            if known is False:
+                todo.append(node_id)
+            else:
+                out[node_id] = known
+        if todo:
+            seconds = min(seconds, EXACT_PATH_SECONDS)
+            left = max(min(total, EXACT_PATH_TOTAL - self._exact_spent), 0.0)
+            outcomes = isolated_map(self._simplified, todo, seconds, left)
+            for node_id, outcome in zip(todo, outcomes):
+                self._exact_spent += outcome.seconds
+                out[node_id] = outcome.value
+                if outcome.done or seconds >= EXACT_PATH_SECONDS:
+                    self._rationals[node_id] = outcome.value
+        return out
+
     def rational(self, node_id: int) -> Fraction | None:
-        """The rational a forward quantity's closed form (at most EXACT_PATH_SIZE
-        operations) simplifies to, else None (also when SymPy takes more than
-        EXACT_PATH_SECONDS of CPU time over it, or once the exact path has spent
-        EXACT_PATH_TOTAL on the derivation's quantities: a case of many ties stays
-        bounded, its later ones undecided). Each quantity is simplified once."""
-        known = self._rationals.get(node_id, False)
-        if known is False:
-            left = EXACT_PATH_TOTAL - self._exact_spent
-            if left <= 0:
-                return None  # (not kept: undecided here, as every quantity past the total)
-            start = time.process_time()
-            form = self.closed_form(node_id, EXACT_PATH_SIZE)
-            try:
-                with budget(min(EXACT_PATH_SECONDS, left)):
-                    steep = bool(self._steep_forms) and form.has(*self._steep_forms)
-                    simple = form if form.free_symbols or steep or _huge_power(form) else sympy.simplify(form)
-            except OverBudget:
-                simple = form  # (undecided: the exact path gave up on it)
-            self._exact_spent += time.process_time() - start
-            known = Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
-            self._rationals[node_id] = known
-        return known
+        """:meth:`rationals` of one quantity, with the full budget."""
+        return self.rationals([node_id])[node_id]
+
+    def _simplified(self, node_id: int) -> Fraction | None:
+        """The rational a forward quantity's closed form simplifies to, else None (no
+        budget here: run by :meth:`rationals` in a child process under one)."""
+        form = self.closed_form(node_id, EXACT_PATH_SIZE)
+        steep = bool(self._steep_forms) and form.has(*self._steep_forms)
+        if form.free_symbols or steep or _huge_power(form):
+            return None
+        simple = sympy.simplify(form)
+        return Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
 
     def _steep(self, node_id: int) -> bool:
         """Whether a quantity's operation is an exponential whose argument passes

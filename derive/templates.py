@@ -40,7 +40,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import DeriveError
-from .exact import OverBudget, budget
+from .isolated import OverBudget, budget
 
 FORMATS = ("latex", "markdown", "html")
 TEMPLATE_SECONDS = 10.0  # the time one template may run (a sandboxed loop of 10^10 steps would run for hours)

@@ -13,11 +13,23 @@ list to keep by hand:
   Hugging Face (importing torch alone takes seconds), run the import linter, sweep random
   cases or every bundled case. Measured on 2026-12-01 under a load of 8 on 2 cores, the
   files left take about 2 minutes of CPU (the seed's 311 tests about 20 s of it).
+
+Under CI (the ``CI`` variable set, as CI runners and ``.ci/run``'s callers do) Hypothesis
+draws a fixed set of examples (its ``ci`` profile: ``derandomize``), so that a commit lands
+or not on what it changed, not on the luck of the draw of the 10,000-example fuzzers;
+anywhere else each run draws anew and explores.
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # Tests not parametrized with crane that derive it all the same.
 CRANE_TESTS = {"test_crane_hand_set_head_sends_the_first_it_to_load", "test_crane_is_summarised",

@@ -211,7 +211,8 @@ def test_a_gelu_of_minus_1e15_gets_no_evaluated_form(tmp_path, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(sympy, "simplify", no_simplify)
-        assert derivation.forms.rational(g26) is None
+        assert derivation.forms._simplified(g26) is None  # (in this process: what a child would do)
+    assert derivation.forms.rational(g26) is None
     from typer.testing import CliRunner
 
     from derive.cli import app
@@ -222,3 +223,26 @@ def test_a_gelu_of_minus_1e15_gets_no_evaluated_form(tmp_path, monkeypatch):
                if not r["after_step"]}
     assert records["g_2[6]"]["value"] == "undecided" and records["g_2[6]"]["decimal"] == "0.000"
     assert records["m_1[3]"]["exact"] == "0"
+
+
+def test_a_tiny_value_that_is_not_zero_is_decided_by_the_precision(tmp_path):
+    """cat-climbed-llama with rmsnorm_eps = 5e262 (a fuzzed case): every normalised value is
+    about 10^-131, and o_3^(1)[1], a weighted sum of value entries of about 10^-132 whose
+    weights differ by about 10^-262, is about 10^-395: at 4 significant figures a narrow
+    ball around 0. The exact path tried twenty such quantities first, 2 s of SymPy each,
+    spent its whole budget on them (11 s on a busy machine: over the fuzz's bound) and left
+    a later exact 0, attn_3[2], undecided. Now the early tries are brief (EARLY_SECONDS,
+    EARLY_TOTAL), the precision decides the tiny ones, and the exact 0 is still found."""
+    text = TEXTS["cat-climbed-llama"]
+    old = "rmsnorm_eps = 1e-6 "
+    assert text.count(old) == 1
+    path = tmp_path / "eps.toml"
+    path.write_text(text.replace(old, "rmsnorm_eps = 5e262 "), encoding="utf-8")
+    outcome = run_bounded(["run", str(path), "--sig", "4"], BOUND)
+    assert outcome.exit_code == 0, outcome.stderr
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    printed = CliRunner().invoke(app, ["run", str(path), "--sig", "4"]).stdout
+    assert "undecided" not in printed
