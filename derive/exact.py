@@ -29,7 +29,7 @@ EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
 EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantity (then: undecided)
 EXACT_PATH_TOTAL = 4.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
 FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
-SLOW_FORMS = 4  # after this many forms given up, every later quantity is shown by its definition
+SLOW_FORMS = 4  # after this many forms given up, every quantity is shown by its definition
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
 
 
@@ -70,7 +70,8 @@ class ExactForms:
         self._rationals: dict[int, Fraction | None] = {}
         self._exact_spent = 0.0  # CPU seconds the exact path has spent (at most EXACT_PATH_TOTAL, then no more)
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
-        self._slow_forms = 0  # forms given up past FORM_SECONDS; past SLOW_FORMS, no more are built
+        self._slow: set[int] = set()  # quantities whose form was given up past FORM_SECONDS; past SLOW_FORMS, no more are built
+        self._stopped = False  # a budget stopped SymPy mid-operation since the last _closed (see _forget)
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
         self._split: dict[sympy.Expr, tuple | None] = {}  # a part of a sum -> _terms(part)
         self._sizes: dict[sympy.Expr, int] = {}  # a term of a sum -> its tree size (to EXACT_PATH_SIZE + 1)
@@ -87,7 +88,27 @@ class ExactForms:
     def _closed(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr | None:
         """:meth:`closed_form`, None for a quantity past ``limit``."""
         values = self.evaluator.evaluation().before  # (what evaluator.value reads, taken once: the Pass by id)
-        return self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
+        form = self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
+        while self._stopped:  # (at most SLOW_FORMS times: each stop gives up one more quantity's form)
+            self._forget()
+            form = self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
+        return form
+
+    def _forget(self) -> None:
+        """Drop every SymPy object built so far, and SymPy's caches, after a budget stopped
+        SymPy mid-operation: an operation stopped halfway may leave a fact it was deducing
+        about its arguments stored as unknown (``sympy/core/assumptions.py``, ``_ask``), or
+        a cache half-updated, and a later form built from them would be printed from that
+        state. The forms are built again from the graph, the ones given up (``_slow``)
+        skipped, so no stop happens again for them."""
+        self._stopped = False
+        sympy.core.cache.clear_cache()
+        self._forms.clear()
+        self._steep_forms.clear()
+        self._names.clear()
+        self._split.clear()
+        self._sizes.clear()
+        self._texts.clear()
 
     def _form(self, node_id: int, limit: int, memo: dict, values) -> tuple[sympy.Expr | None, int]:
         """(the closed form, its size), or (None, limit + 1) for a form past ``limit``;
@@ -107,7 +128,7 @@ class ExactForms:
                     break
                 parts.append(part)
             form, size = None, limit + 1
-            if len(parts) == len(node.parents) and self._slow_forms < SLOW_FORMS \
+            if len(parts) == len(node.parents) and len(self._slow) < SLOW_FORMS and node_id not in self._slow \
                     and not self._sum_over(node, parts, limit):
                 steep = self._steep(node_id)
                 try:
@@ -120,7 +141,8 @@ class ExactForms:
                 except OverBudget as stop:
                     if stop.owner is not mine:  # (an outer budget's stop: not this form's)
                         raise
-                    self._slow_forms += 1  # the quantity keeps its name (its definition is printed)
+                    self._slow.add(node_id)  # the quantity keeps its name (its definition is printed)
+                    self._stopped = True
                     built, built_size = form, size
                 if built_size <= limit:  # SymPy's own simplification often keeps it small
                     form, size = built, built_size
@@ -196,6 +218,8 @@ class ExactForms:
                 out[node_id] = known
         if todo:
             seconds = min(seconds, EXACT_PATH_SECONDS)
+            # (simplify imports sympy.physics.units at its first call, 0.17 s: once here, not in each child)
+            import sympy.physics.units  # noqa: F401
             left = max(min(total, EXACT_PATH_TOTAL - self._exact_spent), 0.0)
             outcomes = isolated_map(self._simplified, todo, seconds, left)
             for node_id, outcome in zip(todo, outcomes):
