@@ -63,6 +63,20 @@ class Factor:
         self.kind = kind
 
     @classmethod
+    def of_integers(cls, rows: int, cols: int, Z, d, sizes, make) -> "Factor":
+        """An exact factor given as integers over a power of two (a safetensors file's
+        weight, :meth:`derive.weights.FileMatrix.integers`): ``Z`` (a numpy int64 array or
+        an fmpz_mat, rows x cols) over ``d``, ``sizes`` the values' absolute values as a
+        numpy float64 array (each exactly its value's: the bound |B| of
+        :func:`_balls_times_exact`); ``make()`` gives the fmpq_mat, made only if read.
+        Which rows and columns hold a nonzero value is read from ``sizes``."""
+        out = cls(rows, cols, kind="exact")
+        out._make, out._ints = make, (Z, d, sizes)
+        nonzero = sizes != 0
+        out._lines = (nonzero.any(axis=1).tolist(), nonzero.any(axis=0).tolist())
+        return out
+
+    @classmethod
     def made(cls, rows: int, cols: int, how: tuple, make) -> "Factor":
         """A factor all balls whose arb_mat ``make()`` makes when something asks for it
         (at the working precision of now), and ``how`` says how it is made, for a
@@ -193,11 +207,7 @@ def weight_factor(w) -> Factor:
         if w.ints is None:
             w.factor = Factor(w.rows, w.cols, w.values, kind="exact")
         else:  # (a safetensors file's: its integers and sizes as they are, its rationals made only if read)
-            w.factor = Factor(w.rows, w.cols, kind="exact")
-            w.factor._make = w.exact
-            w.factor._ints = (*w.ints, w.sizes)  # (|B| for _balls_times_exact)
-            nonzero = w.sizes != 0
-            w.factor._lines = (nonzero.any(axis=1).tolist(), nonzero.any(axis=0).tolist())
+            w.factor = Factor.of_integers(w.rows, w.cols, *w.ints, w.sizes, w.exact)
     return w.factor
 
 
