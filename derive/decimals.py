@@ -117,13 +117,8 @@ class Rounder:
         """The correctly rounded text of each forward quantity whose closed form simplifies
         to a rational within ``seconds`` of CPU time, all of them within ``total``
         (:meth:`ExactForms.rationals`), else None."""
-        ids = [ref.id for ref in refs if ref.phase == "before"]
-        known = self.forms.rationals(ids, seconds, total) if ids else {}
-        texts = []
-        for ref in refs:
-            fraction = known.get(ref.id) if ref.phase == "before" else None
-            texts.append(None if fraction is None else format_fraction(fraction, fmt))
-        return texts
+        known = self.forms.rationals(refs, seconds, total) if refs else {}
+        return [None if known.get(ref) is None else format_fraction(known[ref], fmt) for ref in refs]
 
 
 def _bits_for(fmt: Format) -> int:

@@ -26,8 +26,9 @@ from .steps import Ref
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
+GRADIENT_FORM_NODES = 200  # a derivative whose quantity more quantities read than this has no exact form
 EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantity (then: undecided)
-EXACT_PATH_TOTAL = 4.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
+EXACT_PATH_TOTAL = 3.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
 FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
 SLOW_FORMS = 4  # after this many forms given up, every quantity is shown by its definition
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
@@ -67,7 +68,7 @@ class ExactForms:
         self.evaluator = evaluator
         self.learning_rate = learning_rate
         self._forms: dict[int, dict] = {}
-        self._rationals: dict[int, Fraction | None] = {}
+        self._rationals: dict[Ref, Fraction | None] = {}
         self._exact_spent = 0.0  # CPU seconds the exact path has spent (at most EXACT_PATH_TOTAL, then no more)
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
         self._slow: set[int] = set()  # quantities whose form was given up past FORM_SECONDS; past SLOW_FORMS, no more are built
@@ -198,50 +199,98 @@ class ExactForms:
                 return True
         return False
 
-    def rationals(self, node_ids, seconds: float = EXACT_PATH_SECONDS,
-                  total: float = EXACT_PATH_TOTAL) -> dict[int, Fraction | None]:
-        """The rational each forward quantity's closed form (at most EXACT_PATH_SIZE
-        operations) simplifies to, else None: also when SymPy takes more than ``seconds`` of
-        CPU time over it (at most EXACT_PATH_SECONDS), or once the exact path has spent
-        EXACT_PATH_TOTAL on the derivation's quantities (a case of many ties stays bounded,
-        its later ones undecided), or ``total`` on these. The simplifications run in a forked child process
-        (:func:`~derive.isolated.isolated_map`), so a stop never leaves this process's SymPy
-        half-updated. Each quantity is simplified once; one given up under a shorter budget
-        than EXACT_PATH_SECONDS (the rounding's early try) may be tried again with more."""
-        out: dict[int, Fraction | None] = {}
+    def rationals(self, refs, seconds: float = EXACT_PATH_SECONDS,
+                  total: float = EXACT_PATH_TOTAL) -> dict[Ref, Fraction | None]:
+        """The rational each quantity is, where its exact form (at most EXACT_PATH_SIZE
+        operations) simplifies to one, else None: a forward quantity's closed form, a
+        derivative dL/dtheta's (:meth:`_gradient_form`), a weight after the step theta -
+        eta dL/dtheta from its derivative's; None for the pass after the step, and also
+        when SymPy takes more than ``seconds`` of CPU time over it (at most
+        EXACT_PATH_SECONDS), or once the exact path has spent EXACT_PATH_TOTAL on the
+        derivation's quantities (a case of many ties stays bounded, its later ones
+        undecided), or ``total`` on these. The simplifications run in a forked child
+        process (:func:`~derive.isolated.isolated_map`), so a stop never leaves this
+        process's SymPy half-updated. Each quantity is simplified once; one given up under
+        a shorter budget than EXACT_PATH_SECONDS (the rounding's early try) may be tried
+        again with more."""
+        out: dict[Ref, Fraction | None] = {}
         todo = []
-        for node_id in dict.fromkeys(node_ids):
-            known = self._rationals.get(node_id, False)
+        for ref in dict.fromkeys(refs):
+            known = self._rationals.get(ref, False) if ref.phase != "after" else None
             if known is False:
-                todo.append(node_id)
+                todo.append(ref)
             else:
-                out[node_id] = known
+                out[ref] = known
         if todo:
             seconds = min(seconds, EXACT_PATH_SECONDS)
             # (simplify imports sympy.physics.units at its first call, 0.17 s: once here, not in each child)
             import sympy.physics.units  # noqa: F401
             left = max(min(total, EXACT_PATH_TOTAL - self._exact_spent), 0.0)
             outcomes = isolated_map(self._simplified, todo, seconds, left)
-            for node_id, outcome in zip(todo, outcomes):
+            for ref, outcome in zip(todo, outcomes):
                 self._exact_spent += outcome.seconds
-                out[node_id] = outcome.value
+                out[ref] = outcome.value
                 if outcome.done or seconds >= EXACT_PATH_SECONDS:
-                    self._rationals[node_id] = outcome.value
+                    self._rationals[ref] = outcome.value
         return out
 
     def rational(self, node_id: int) -> Fraction | None:
-        """:meth:`rationals` of one quantity, with the full budget."""
-        return self.rationals([node_id])[node_id]
+        """:meth:`rationals` of one forward quantity, with the full budget."""
+        ref = Ref("before", node_id)
+        return self.rationals([ref])[ref]
 
-    def _simplified(self, node_id: int) -> Fraction | None:
-        """The rational a forward quantity's closed form simplifies to, else None (no
-        budget here: run by :meth:`rationals` in a child process under one)."""
-        form = self.closed_form(node_id, EXACT_PATH_SIZE)
+    def _simplified(self, ref: Ref) -> Fraction | None:
+        """The rational a quantity's exact form simplifies to, else None (see
+        :meth:`rationals`; no budget here: run by it in a child process under one)."""
+        if ref.phase == "updated":  # theta - eta dL/dtheta (a weight whose derivative is undecided moved)
+            derivative = self._simplified(Ref("grad", ref.id))
+            if derivative is None:
+                return None
+            leaf = self.graph.nodes[ref.id].leaf
+            return Fraction(int(leaf.p), int(leaf.q)) - Fraction(self.learning_rate) * derivative
+        form = self.closed_form(ref.id, EXACT_PATH_SIZE) if ref.phase == "before" else self._gradient_form(ref.id)
+        if form is None:
+            return None
         steep = bool(self._steep_forms) and form.has(*self._steep_forms)
         if form.free_symbols or steep or _huge_power(form):
             return None
         simple = sympy.simplify(form)
         return Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
+
+    def _gradient_form(self, node_id: int) -> sympy.Expr | None:
+        """dL/dtheta as a closed form, for theta a quantity (a weight's entry, a given
+        logit): the loss's closed form built with theta as a symbol (every quantity that
+        reads it, in the graph's order, from its operation's form; the others from their
+        own closed forms), differentiated by SymPy (the chain rule, Rumelhart et al. 1986:
+        what reverse mode computes node by node) and taken at theta's own form. None with
+        no loss, when more than GRADIENT_FORM_NODES quantities read theta (a weight of a
+        whole block: its form would pass EXACT_PATH_SIZE, after seconds of building), or
+        when a form passes EXACT_PATH_SIZE operations."""
+        loss = self.evaluator.loss
+        if loss is None or node_id > loss:
+            return None
+        nodes = self.graph.nodes
+        reading = {node_id: None}  # theta and the quantities that read it, with their parents
+        for i in range(node_id + 1, loss + 1):
+            node = nodes[i]
+            if node.op is not None:
+                parents = list(node.parents)
+                if any(p in reading for p in parents):
+                    reading[i] = parents
+                    if len(reading) > GRADIENT_FORM_NODES:
+                        return None
+        theta = sympy.Dummy("theta")
+        forms = {node_id: theta}
+        for i, parents in reading.items():
+            if parents is None:
+                continue
+            form = nodes[i].op.sympy([forms[p] if p in forms else self.closed_form(p, EXACT_PATH_SIZE) for p in parents])
+            if _tree_size(form, EXACT_PATH_SIZE) > EXACT_PATH_SIZE:
+                return None
+            forms[i] = form
+        if loss not in forms:
+            return sympy.Integer(0)
+        return sympy.diff(forms[loss], theta).subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
 
     def _steep(self, node_id: int) -> bool:
         """Whether a quantity's operation is an exponential whose argument passes
@@ -315,7 +364,7 @@ class ExactForms:
             return f"{label} - {self.learning_rate}*dL/d{label}"
         if ref.phase == "after":
             return f"{self.definition_text(ref.id)} (with the updated weights)"
-        rational = self._rationals.get(ref.id)
+        rational = self._rationals.get(ref)
         if isinstance(rational, Fraction):
             return str(rational)
         form = self._closed(ref.id)

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from case_mutations import CASES, TEXTS, mutated_cases, parse, problem, run_bounded, to_toml
 from derive.byhand import MAX_READ_EXPONENT, is_number, printed_fraction
+from derive.steps import Ref
 
 BOUND = 10.0  # seconds a fuzzed run may take (each bundled case runs in under 1.2 s unmutated)
 QUICK_EXAMPLES = 200
@@ -211,7 +212,7 @@ def test_a_gelu_of_minus_1e15_gets_no_evaluated_form(tmp_path, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(sympy, "simplify", no_simplify)
-        assert derivation.forms._simplified(g26) is None  # (in this process: what a child would do)
+        assert derivation.forms._simplified(Ref("before", g26)) is None  # (in this process: what a child would do)
     assert derivation.forms.rational(g26) is None
     from typer.testing import CliRunner
 

@@ -10,6 +10,8 @@ find these exactly (their closed forms simplify to 0) instead of printing "undec
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from derive.case import load_case
 from derive.derivation import derive
 from derive.export_json import records
@@ -49,3 +51,35 @@ def test_the_exact_path_stops_at_its_total():
     spent = derive(load_case("cat-climbed"))
     spent.forms._exact_spent = exact.EXACT_PATH_TOTAL
     assert spent.forms.rational(node) is None
+
+
+def test_a_derivative_and_a_weight_after_the_step_on_a_tie_take_the_exact_path(tmp_path):
+    """The softmax case with eight equal logits (a fresh user's natural first example):
+    p = 1/8 each, so dL/dz = p - y is 1/8 = 0.125 and, at the target d, -7/8 = -0.875,
+    both ties at 2 places; after the step (eta = 1/10) z = 1 - 1/80 = 0.9875 and, at d,
+    1 + 7/80 = 1.0875, ties at 3 places. Their balls straddle the tie at every precision,
+    and they were printed ``undecided``; the exact path now differentiates the loss's
+    closed form and rounds the rationals: half away from zero 0.13, -0.88, 0.988, 1.088;
+    half to even 0.12, -0.88, 0.988, 1.088."""
+    from derive.rounding import Format
+    from derive.steps import Ref
+
+    text = (Path(__file__).resolve().parent.parent / "cases" / "softmax.toml").read_text(encoding="utf-8")
+    old = "logits = [1, 2, 3, 4, 1, 2, 3]"
+    assert text.count(old) == 1
+    path = tmp_path / "ties.toml"
+    path.write_text(text.replace(old, "logits = [1, 1, 1, 1, 1, 1, 1, 1]").replace(
+        'pieces = ["a", "b", "c", "d", "e", "f", "g"]', 'pieces = ["a", "b", "c", "d", "e", "f", "g", "h"]'),
+        encoding="utf-8")
+    derivation = derive(load_case(str(path)))
+    labels = {n.meta.label: i for i, n in enumerate(derivation.graph.nodes) if n.op is None}
+    a, d = labels["z_a"], labels["z_d"]
+    refs = [Ref("grad", a), Ref("grad", d), Ref("updated", a), Ref("updated", d)]
+    def rounded(fmt):
+        texts = derivation.decimals(refs, fmt)
+        return [texts[r] for r in refs]
+
+    assert rounded(Format(places=2))[:2] == ["0.13", "-0.88"]
+    assert rounded(Format(places=2, mode="half-even"))[:2] == ["0.12", "-0.88"]
+    assert rounded(Format(places=3))[2:] == ["0.988", "1.088"]
+    assert rounded(Format(places=3, mode="half-even"))[2:] == ["0.988", "1.088"]
