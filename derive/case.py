@@ -260,6 +260,7 @@ def load_case(name_or_path: str) -> Case:
     return _Reader(str(path), data, tensors).case()
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc (C0, DEL, C1) but tab and line feed
 FAST_TOML_BYTES = 64_000  # a case file at least this long is parsed by toml-rs where it reads as tomllib does
 FAST_TOML_DEPTH = 64  # ... and nests arrays and tables at most this deep (deeper: toml-rs 0.4.3 overflows its stack)
 _SIMPLE_STRING = re.compile(r'"[^"\\\n]*"|\'[^\'\n]*\'')  # a one-line string with no escape in it
@@ -869,10 +870,17 @@ class _Reader:
         return case
 
     def names(self) -> None:
-        """The top-level ``name``, ``title`` and ``source``, when given, are strings."""
+        """The top-level ``name``, ``title`` and ``source``, when given, are strings with no
+        control character but tab and line feed (each is printed as it is, at the head of
+        the page and of the terminal: an escape sequence in a title cleared a reader's
+        screen; a prompt of several lines, a title ``derive import`` writes, stays one)."""
         for key in ("name", "title", "source"):
             if key in self.data and not isinstance(self.data[key], str):
                 raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
+            control = CONTROL.search(self.data.get(key, ""))
+            if control is not None:
+                raise self.fail(key, f"holds the control character U+{ord(control.group()):04X}",
+                                "printable text (no escape sequence, carriage return or bell)")
 
     def given_logits(self) -> Case:
         """A case that starts from logits: ``[input] logits`` (one per piece of

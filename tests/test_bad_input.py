@@ -396,3 +396,23 @@ def test_places_and_sig_are_bounded():
     for option in ("--places", "--sig"):
         result = CliRunner().invoke(app, ["run", "cat-climbed", option, "51"])
         assert result.exit_code == 2
+
+
+def test_a_title_with_an_escape_sequence_is_refused(tmp_path):
+    """A case's title is printed as it is at the head of the terminal: ESC [2J cleared a
+    fresh user's screen and BEL rang. Such a title is one error line naming the field and
+    the character; a tab or a line break (a prompt of several lines) is kept."""
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+
+    text = (Path(__file__).resolve().parent.parent / "cases" / "softmax.toml").read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title = "))
+    path = tmp_path / "esc.toml"
+    path.write_text(text.replace(title, 'title = "x\\u001b[2Jy\\u0007"'), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--step", "loss"])
+    assert result.exit_code == 2
+    assert "field title: holds the control character U+001B" in " ".join(result.output.split())
+    assert "\x1b" not in result.output
+    path.write_text(text.replace(title, 'title = "two\\nlines\\tand a tab"'), encoding="utf-8")
+    assert CliRunner().invoke(app, ["run", str(path), "--step", "loss"]).exit_code == 0
