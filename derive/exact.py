@@ -31,6 +31,7 @@ EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantit
 EXACT_PATH_TOTAL = 3.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
 FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
 SLOW_FORMS = 4  # after this many forms given up, every quantity is shown by its definition
+KINKS = (sympy.DiracDelta, sympy.sign, sympy.Piecewise, sympy.Derivative, sympy.Subs)  # no exact derivative
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
 
 
@@ -263,7 +264,8 @@ class ExactForms:
         reads it, in the graph's order, from its operation's form; the others from their
         own closed forms), differentiated by SymPy (the chain rule, Rumelhart et al. 1986:
         what reverse mode computes node by node) and taken at theta's own form. None with
-        no loss, when more than GRADIENT_FORM_NODES quantities read theta (a weight of a
+        no loss, when the derivative holds another kink than a ReLU's step (taken as 0 at
+        0, as derive's ReLU), when more than GRADIENT_FORM_NODES quantities read theta (a weight of a
         whole block: its form would pass EXACT_PATH_SIZE, after seconds of building), or
         when a form passes EXACT_PATH_SIZE operations."""
         loss = self.evaluator.loss
@@ -290,7 +292,12 @@ class ExactForms:
             forms[i] = form
         if loss not in forms:
             return sympy.Integer(0)
-        return sympy.diff(forms[loss], theta).subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
+        # (a ReLU's derivative is SymPy's Heaviside step, 1/2 at 0 unless told: derive's ReLU,
+        # PyTorch's, has 0 there)
+        derivative = sympy.diff(forms[loss], theta).replace(sympy.Heaviside, lambda x, *_: sympy.Heaviside(x, 0))
+        if derivative.has(*KINKS):
+            return None
+        return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
 
     def _steep(self, node_id: int) -> bool:
         """Whether a quantity's operation is an exponential whose argument passes

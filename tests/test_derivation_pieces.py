@@ -177,3 +177,22 @@ def test_a_form_stopped_by_its_budget_leaves_no_sympy_object_behind(monkeypatch)
     assert forms.closed_form(r) == sympy.sqrt(2) and forms.closed_form(r).is_positive is True
     assert forms.closed_form(g.nodes[m].parents[0]) == sympy.sqrt(2) - sympy.Rational(C.numerator, C.denominator)
     assert forms.closed_form(m) == sympy.Symbol("m")  # (given up once: its definition from then on)
+
+
+def test_a_derivative_through_a_relu_at_0_takes_derives_convention():
+    """dL/dx for L = r/8, r = relu(x): at x = 1 the exact path gives 1/8; at x = 0 SymPy's
+    own derivative is Heaviside(0) = 1/2 (of 1/8: 1/16), while derive's ReLU takes 0 there
+    (PyTorch's convention): the exact path gives 0, the evaluation's value."""
+    from flint import fmpq
+
+    from derive.graph import Relu
+
+    for x_value, expected in ((Fraction(1), Fraction(1, 8)), (Fraction(0), Fraction(0))):
+        g = Graph()
+        x = g.leaf(x_value, Meta("x", "x", param="x"))
+        r = g.add(Relu(), [x], Meta("r", "r"))
+        loss = g.add(Lin([Fraction(1, 8)]), [r], Meta("L", "L"))
+        ev = Evaluator(g, loss, fmpq(1, 10))
+        forms = ExactForms(g, ev, Fraction(1, 10))
+        assert forms._simplified(Ref("grad", x)) == expected
+        assert ev.value(Ref("grad", x)) == fmpq(expected.numerator, expected.denominator)
