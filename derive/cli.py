@@ -26,7 +26,7 @@ from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
 from .errors import DeriveError
-from .evaluate import Progress, reporting
+from .evaluate import Progress, reporting, set_aside
 from .output import write_atomic
 from .printing import counted
 from .rounding import MINUS, MODES, Format
@@ -57,7 +57,7 @@ class GracefulGroup(TyperGroup):
         try:
             return self._invoke(ctx)
         finally:
-            gc.unfreeze()  # what derived() set aside goes back to the collector (a test runs many commands)
+            set_aside(False)  # what derived() set aside goes back to the collector (a test runs many commands)
 
     def _invoke(self, ctx: typer.Context):
         try:
@@ -706,7 +706,7 @@ def derived(case: str):
     Raises:
         DeriveError: bad input (see :func:`derive.case.load_case`, :func:`derive.derivation.derive`)."""
     derivation = derive(load_case(case))
-    gc.freeze()
+    set_aside(True)
     return derivation
 
 

@@ -13,6 +13,7 @@ parent's objects (the graph, its values, the forms built so far) at no copying c
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import select
@@ -146,6 +147,9 @@ def _in_child(fn, items: Sequence, seconds: float, left: float) -> list[Outcome]
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns (os._exit skips the parent's atexit handlers and buffers)
+        # (the parent's objects out of the collector's reach: a full collection would walk, and
+        # copy page by page, the whole inherited heap, a test worker's gigabyte included)
+        gc.freeze()
         os.close(read_end)
         code = 0
         try:

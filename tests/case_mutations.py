@@ -22,6 +22,7 @@ Used by tests/test_case_fuzz.py and bench/fuzz.py.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import signal
@@ -312,14 +313,19 @@ class Outcome:
 def run_bounded(args: list[str], bound: float) -> Outcome:
     """``derive ARGS`` in this process through typer's CliRunner, stopped by SIGALRM after
     ``bound`` seconds (raising :class:`OverTime` out of the run: exit code -1, and the
-    innermost frames of derive it stopped in, as the outcome's stderr)."""
+    innermost frames of derive it stopped in, as the outcome's stderr).
+
+    The run is set up as ``derive`` in a process of its own (:func:`derive.cli.main`): the
+    collector's young threshold at GC_THRESHOLD."""
     from typer.testing import CliRunner
 
-    from derive.cli import app
+    from derive.cli import GC_THRESHOLD, app
 
     def alarm(signum, frame):
         raise OverTime(f"past {bound} s")
 
+    threshold = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, *threshold[1:])
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, bound)
     start = time.perf_counter()
@@ -332,6 +338,7 @@ def run_bounded(args: list[str], bound: float) -> Outcome:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        gc.set_threshold(*threshold)
     return Outcome(result.exit_code, result.stderr, time.perf_counter() - start, result.exception)
 
 
