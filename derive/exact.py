@@ -73,7 +73,6 @@ class ExactForms:
         self._exact_spent = 0.0  # CPU seconds the exact path has spent (at most EXACT_PATH_TOTAL, then no more)
         self._steep_forms: set[sympy.Expr] = set()  # forms built unevaluated (see exponent_size)
         self._slow: set[int] = set()  # quantities whose form was given up past FORM_SECONDS; past SLOW_FORMS, no more are built
-        self._stopped = False  # a budget stopped SymPy mid-operation since the last _closed (see _forget)
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
         self._split: dict[sympy.Expr, tuple | None] = {}  # a part of a sum -> _terms(part)
         self._sizes: dict[sympy.Expr, int] = {}  # a term of a sum -> its tree size (to EXACT_PATH_SIZE + 1)
@@ -91,26 +90,7 @@ class ExactForms:
         """:meth:`closed_form`, None for a quantity past ``limit``."""
         values = self.evaluator.evaluation().before  # (what evaluator.value reads, taken once: the Pass by id)
         form = self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
-        while self._stopped:  # (at most SLOW_FORMS times: each stop gives up one more quantity's form)
-            self._forget()
-            form = self._form(node_id, limit, self._forms.setdefault(limit, {}), values)[0]
         return form
-
-    def _forget(self) -> None:
-        """Drop every SymPy object built so far, and SymPy's caches, after a budget stopped
-        SymPy mid-operation: an operation stopped halfway may leave a fact it was deducing
-        about its arguments stored as unknown (``sympy/core/assumptions.py``, ``_ask``), or
-        a cache half-updated, and a later form built from them would be printed from that
-        state. The forms are built again from the graph, the ones given up (``_slow``)
-        skipped, so no stop happens again for them."""
-        self._stopped = False
-        sympy.core.cache.clear_cache()
-        self._forms.clear()
-        self._steep_forms.clear()
-        self._names.clear()
-        self._split.clear()
-        self._sizes.clear()
-        self._texts.clear()
 
     def _form(self, node_id: int, limit: int, memo: dict, values) -> tuple[sympy.Expr | None, int]:
         """(the closed form, its size), or (None, limit + 1) for a form past ``limit``;
@@ -144,7 +124,6 @@ class ExactForms:
                     if stop.owner is not mine:  # (an outer budget's stop: not this form's)
                         raise
                     self._slow.add(node_id)  # the quantity keeps its name (its definition is printed)
-                    self._stopped = True
                     built, built_size = form, size
                 if built_size <= limit:  # SymPy's own simplification often keeps it small
                     form, size = built, built_size
