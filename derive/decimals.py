@@ -114,9 +114,9 @@ class Rounder:
 
     def _exact_rationals(self, refs: list[Ref], fmt: Format, seconds: float,
                          total: float = EXACT_PATH_TOTAL) -> list[str | None]:
-        """The correctly rounded text of each forward quantity whose closed form simplifies
-        to a rational within ``seconds`` of CPU time, all of them within ``total``
-        (:meth:`ExactForms.rationals`), else None."""
+        """The correctly rounded text of each quantity (a forward one, a derivative, a
+        weight after the step) whose exact form simplifies to a rational within ``seconds``
+        of CPU time, all of them within ``total`` (:meth:`ExactForms.rationals`), else None."""
         known = self.forms.rationals(refs, seconds, total) if refs else {}
         return [None if known.get(ref) is None else format_fraction(known[ref], fmt) for ref in refs]
 
