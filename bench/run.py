@@ -374,6 +374,28 @@ def derive_argv() -> list[str]:
     return [found] if found else [sys.executable, "-m", "derive"]
 
 
+def byte_compiled() -> str:
+    """Byte-compile derive's modules (``derive``, ``derive.rules``, ``derive.cases``) where
+    they are not, as ``pip install .`` (the README's install) does, so that every process
+    measured starts as a user's does; a line saying so, with what the compilation took.
+    (An editable install compiles them at the first start on a machine that writes
+    bytecode; one that sets PYTHONDONTWRITEBYTECODE, as this one may, would compile them
+    at every start: about 0.5 s of each command.)"""
+    import compileall
+
+    import derive
+    import derive.cases
+    import derive.rules
+
+    start = time.process_time()
+    folders = [Path(p.__file__).parent for p in (derive, derive.rules, derive.cases)]
+    ok = all(compileall.compile_dir(str(f), maxlevels=0, quiet=1) for f in folders)
+    took = time.process_time() - start
+    return (f"derive's modules byte-compiled first, as pip install . does ({took:.2f} s; "
+            f"PYTHONDONTWRITEBYTECODE {'set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'not set'})"
+            + ("" if ok else "; some could not be compiled: they are compiled at every start"))
+
+
 def macs(shape: dict, with_grad: bool = False) -> int:
     """Multiply-adds of one forward pass: per block T (4 d^2 + 2 d d_mlp) for the dense
     layers and T(T+1)/2 * 2 d for the causal scores and mix, plus the last row's d V logits."""
@@ -616,6 +638,7 @@ def main(argv=None) -> int:
     print(f"derive benchmark: Python {sys.version.split()[0]}, numpy {numpy.__version__}, python-flint "
           f"{flint.__version__}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start; "
           f"budget {args.budget:g} s and {args.max_mb:g} MB a measurement", flush=True)
+    print(byte_compiled(), flush=True)
     measure = Measure(args.budget, args.max_mb)
     if "startup" in sections:
         section_startup(args, measure)

@@ -59,6 +59,8 @@ def test_the_nesting_is_over_counted_never_under():
     rows; a matrix of many rows is shallow."""
     deep = ["a = ["] + ["["] * 40 + ['"\\"' + "]" * 60 + '",'] + ["["] * 40 + ["]"] * 81 + ["]"]
     assert not _shallow("\n".join(deep), FAST_TOML_DEPTH)
+    plain = ["a = ["] + ["["] * 40 + ['"' + "]" * 60 + '", "]]", 1,  # "]]]"'] + ["["] * 40 + ["]"] * 81 + ["]"]
+    assert not _shallow("\n".join(plain), FAST_TOML_DEPTH)  # (closers in a line's plain strings: not counted)
     rows = ["W = ["] + ['  ["1/4", 2, 0.5],  # a row\'s comment, it\'s "quoted"'] * 500 + ["]"]
     assert _shallow("\n".join(rows), FAST_TOML_DEPTH)
     assert not _shallow("a = " + "[" * 65 + "]" * 65, FAST_TOML_DEPTH)
@@ -96,3 +98,7 @@ def test_an_integer_of_4301_digits_in_a_long_file_is_tomllibs_error():
         parse_toml("huge = " + "1" * 5000 + "\n" + long)
     with python_int_guard():
         assert parse_toml("big = " + "1" * 4300 + "\n" + long)["big"] == int("1" * 4300)
+    with python_int_guard(), pytest.raises(ValueError, match="4300"):  # (underscores between the digits)
+        parse_toml("huge = " + "1_" * 4300 + "1\n" + long)
+    with python_int_guard():
+        assert parse_toml("big = " + "1_" * 4299 + "1\n" + long)["big"] == int("1" * 4300)
