@@ -142,8 +142,8 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
         W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)
         b = vector_leaves(graph, f"b_{name}", block.vectors.get(f"b_{name}"), block_no)
         s = name.lower()
-        proj[name] = (u @ W + b if b else u @ W).named(
-            lambda t, c, s=s: Meta.entry(s, t + 1, c + 1, block=block_no, head=c // case.d_k + 1))
+        of_head = [Meta.entries(s, block=block_no, head=h) for h in range(1, case.heads + 1)]
+        proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, of_head=of_head: of_head[c // case.d_k](t, c))
     cols = lambda h: range((h - 1) * case.d_k, h * case.d_k)  # the d_k columns of head h (1-based)
     kv = lambda h: (h - 1) // group + 1  # the key/value head query head h reads
     return [(proj["Q"].cols(cols(h)), proj["K"].cols(cols(kv(h))), proj["V"].cols(cols(kv(h))), case.d_k)

@@ -41,7 +41,7 @@ def entries(symbol: str, primes: int = 0, written_head: int | None = None, **con
     ``Name(symbol, primes, position t + 1, index c + 1)`` (:mod:`derive.name`), with the
     head written in the name when ``written_head`` is given (``o_5^(1)[2]``), and the
     ``context`` the name does not write (block; the head of a score)."""
-    return lambda t, c: Meta.entry(symbol, t + 1, c + 1, primes, written_head, **context)
+    return Meta.entries(symbol, primes, written_head, **context)
 
 
 def vector_leaves(graph: Graph, name: str, vector: list[Fraction] | None, block: int | None = None):
