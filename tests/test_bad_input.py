@@ -258,10 +258,27 @@ def test_empty_file(tmp_path):
 
 
 def test_not_utf8(tmp_path):
-    """A file that is not UTF-8 cannot be read; the error says so instead of a UnicodeDecodeError."""
+    """A file that is not UTF-8 cannot be read; the error says so, and where (the line, and
+    the column in characters: the first byte that is not UTF-8 follows "# caf" on the
+    line of the first "# the"), instead of a UnicodeDecodeError's byte offset."""
     path = tmp_path / "latin1.toml"
-    path.write_bytes(BASE.replace("␣", " ").replace("# the", "# caf\xe9").encode("latin-1"))
-    assert_clean_error(run("run", str(path)), str(path), "cannot read", "expected a readable UTF-8 text file")
+    text = BASE.replace("␣", " ").replace("# the", "# caf\xe9", 1)
+    line = text[:text.index("# caf\xe9")].count("\n") + 1
+    column = text.index("# caf\xe9") - text.rfind("\n", 0, text.index("# caf\xe9")) + 5
+    path.write_bytes(text.encode("latin-1"))
+    assert_clean_error(run("run", str(path)), str(path), f"line {line}, column {column}:", "(byte 0xe9)",
+                       "not UTF-8 text", "expected a text file saved as UTF-8")
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """A case saved with a byte-order mark (as Windows Notepad saves UTF-8) reads as the
+    same case without it: the same output."""
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text(BASE, encoding="utf-8")
+    marked.write_text("\ufeff" + BASE, encoding="utf-8")
+    first, second = run("run", str(plain)), run("run", str(marked))
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    assert second.output == first.output.replace("plain.toml", "marked.toml")
 
 
 def test_a_folder_instead_of_a_file(tmp_path):
