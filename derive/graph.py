@@ -24,7 +24,7 @@ from flint import arb, fmpq, fmpq_mat, fmpz_mat
 
 from . import formula as F
 from . import plain as P
-from .name import Name, Piece, json_symbol, json_symbol_of, name_of
+from .name import Fields, Name, Piece, json_symbol, json_symbol_of, name_of
 
 Value = fmpq | arb
 
@@ -566,13 +566,15 @@ class _Label:
             return None  # the field's default (a scratch value's label is always given)
         label = meta.__dict__["_label"]
         if label is _Label.NAMED:
-            from .printing import text
+            from .printing import label_of, text
 
             named = meta.__dict__.pop("_named", None)
             if type(named) is tuple:  # (Meta.entries: symbol, primes, written head; the row and column are the entry's)
                 symbol, primes, head = named
-                named = Name(symbol, primes=primes, position=meta.position, index=meta.index, head=head)
-            label = meta.__dict__["_label"] = text(named)
+                label = label_of(Fields(symbol, primes=primes, position=meta.position, index=meta.index, head=head))
+            else:
+                label = text(named)
+            meta.__dict__["_label"] = label
         return label
 
     def __set__(self, meta, value):
