@@ -100,6 +100,7 @@ script: "_" sarg           -> subscript
 ?fscript: "_" sarg        -> subscript
     | "^" sarg             -> superscript
 ?sarg: NUMBER              -> number
+    | MINUS sarg           -> neg
     | WORD                 -> word
     | GREEK                -> greek
     | PIECE                -> piece
@@ -243,7 +244,7 @@ class _Build(Transformer):
         return Bin("-", c[0], c[2])
 
     def mul(self, c):
-        return Bin("*", c[0], c[2])
+        return _scientific(c[0], c[2]) or Bin("*", c[0], c[2])
 
     def div(self, c):
         return _division(c[0], c[2])
@@ -450,6 +451,25 @@ def _plain_base(sym: Sym) -> str:
             isinstance(sym.scripts[0][1], Sym) and not sym.scripts[0][1].scripts:
         return f"{sym.base}_{sym.scripts[0][1].base}"
     return sym.base
+
+
+def _scientific(mantissa, power) -> Num | None:
+    """A number written in scientific notation, a mantissa times ten to an integer
+    (``9.28 × 10^-1``, ``39.5·10^{-2}``), as the number it writes in e-notation
+    (``9.28e-1``, read at its places as ``0.928``: a rounded value, not an exact product);
+    None for any other product (a cut mantissa, ``3.95… × 10^-1``, stays a product)."""
+    if not (isinstance(mantissa, Num) and mantissa.mark is None and not mantissa.cut and "e" not in mantissa.text.lower()
+            and isinstance(power, Bin) and power.op == "^" and power.a == Num("10")):
+        return None
+    exponent, sign = power.b, ""
+    if isinstance(exponent, Paren) and len(exponent.items) == 1:  # 10^(-2)
+        exponent = exponent.items[0]
+    if isinstance(exponent, Neg):
+        exponent, sign = exponent.a, "-"
+    if not (isinstance(exponent, Num) and exponent.text.isdigit() and exponent.text.isascii()
+            and not exponent.cut and exponent.mark is None):
+        return None
+    return Num(f"{mantissa.text}e{sign}{exponent.text}")
 
 
 def _percent(text: str) -> str:

@@ -193,3 +193,19 @@ def test_many_places_give_a_verdict_not_a_traceback(derivation, phase):
     [v] = Checker(derivation).check_text(f"p(␣roof){phase} = {right}")
     assert v.status == ("correct" if not phase else "wrong"), v.message
     assert v.exact and "undecided" not in v.exact[0] and len(v.exact[0]) >= 30
+
+
+@pytest.mark.parametrize("written, status", [
+    ("L = 92.8 × 10^-2", "correct"), ("L = 0.928·10^0", "correct"), ("L = 9.28 \\times 10^{-1}", "correct"),
+    ("p(␣roof) = 39.5 * 10^(-2)", "correct"), ("p(␣roof) = 3.95 × 10^{−1}", "correct"),
+    ("L = 0.93 × 10^0", "correct"), ("L = 93.1 × 10^-2", "wrong"), ("L = 92.9 × 10^-2", "explained"), ("p(␣roof) = 39.6 * 10^(-2)", "wrong")])
+def test_scientific_notation_is_a_number_at_its_places(derivation, written, status):
+    """A value written as a mantissa times ten to an integer (``92.8 × 10^-2``) is the number
+    it writes, at its places (0.928), as ``9.28e-1`` and ``92.8%`` are: not an exact
+    product judged against the exact value, and ``10^-2`` (a minus straight after ``^``)
+    is read. The seed page prints L = 0.928 and p(␣roof) = 0.395 (3 places), and L
+    0.93 at 2 places (L = 0.92773..., from hand_reference's forward pass)."""
+    o = R.forward()
+    assert (R.text(o["L"], 3), R.text(o["L"], 2), R.text(o["p"]["␣roof"], 3)) == ("0.928", "0.93", "0.395")
+    [v] = Checker(derivation).check_text(written)
+    assert v.status == status, v.message
