@@ -23,6 +23,7 @@ from derive.registry import Convention, Operation, Param, register
 from derive.array import Array, leaves
 from derive.graph import Graph, Meta, Sqrt
 from derive.name import Name
+from derive.printing import listed
 from derive.steps import Equation, Ref, Step, Table, vec
 
 from .linear import Ids, constant, entries, matrix_leaves, vector_leaves
@@ -101,9 +102,14 @@ def attention(graph: Graph, case: Case, block_no: int, block: Block, u: Ids, rea
     if given is not None:
         words = "The weights a_{i,j} are given (row i: the query), not computed from scores."
     else:
-        scales = sorted({head["scale"] for head in heads})
-        scaled = "" if scales == [1] else f" / sqrt({' or '.join(map(str, scales))})"
-        words = (f"s_{{i,j}} = q{tilde}_i . k{tilde}_j{scaled}, then a_{{i,j}} = e^s / sum e^s"
+        by_scale: dict = {}  # each score scale and the heads that use it (hand-set heads may differ)
+        for h, head in enumerate(heads, 1):
+            by_scale.setdefault(head["scale"], []).append(h)
+        score = lambda scale: f"s_{{i,j}} = q{tilde}_i . k{tilde}_j" + ("" if scale == 1 else f" / sqrt({scale})")
+        scores = score(heads[0]["scale"]) if len(by_scale) == 1 else "; ".join(
+            f"{score(scale)} in head{'s' if len(hs) > 1 else ''} {listed([str(h) for h in hs])}"
+            for scale, hs in by_scale.items())
+        words = (f"{scores}, then a_{{i,j}} = e^s / sum e^s"
                  + (" over the j with M_{i,j} = 1 (the given mask M writes -inf where it has 0)."
                     if isinstance(case.conventions.mask, tuple) else
                     {"causal": " over j <= i (the mask writes -inf above the diagonal).",

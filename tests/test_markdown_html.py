@@ -551,3 +551,17 @@ def test_the_loss_step_sets_its_piece_as_typewriter_text(output, tmp_path):
     text = cli(output, str(case), "--step", "loss")
     assert len(re.findall(r"p\(\\texttt\{r\*o\\_o\\&(?:amp;)?f\}\)", text)) == 3, text
     assert r"r\cdot o" not in text and "o_{o}" not in text
+
+
+def test_heads_with_different_score_scales_are_written_per_head():
+    """crane's heads scale their scores differently (by sqrt(d_k): heads 1 and 2 have
+    d_k = 8, the hand-set head 3 has d_k = 1, cases/crane.toml): the step says which
+    head uses which, each formula whole in its math (it wrote "q_i . k_j / sqrt(1 or 8)",
+    whose Markdown closed the math after sqrt(1) and left "or 8)" in the prose)."""
+    result = CliRunner().invoke(app, ["markdown", "crane", "--step", "attention"])
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if "s_{i,j} = q" in line]
+    assert "$s_{i,j} = q_{i} \\cdot k_{j} / \\sqrt{8}$ in heads 1 and 2; $s_{i,j} = q_{i} \\cdot k_{j}$ in head 3" \
+        in line, line
+    prose = re.sub(r"\$[^$]*\$", "", line)
+    assert prose.count("(") == prose.count(")") and " or " not in prose, line
