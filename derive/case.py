@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import registry, weights
-from .errors import CaseError
+from .errors import CaseError, not_utf8
 from .numbers import NUMBER_FORMS, parse_exact, python_int_guard
 
 Matrix = list[list[Fraction]]
@@ -238,8 +238,7 @@ def load_case(name_or_path: str) -> Case:
             _count_before_parsing(text, str(path))
             data = parse_toml(text)
     except UnicodeDecodeError as exc:
-        raise CaseError(f"{_where_in_bytes(exc.object, exc.start)}: {exc.reason} (byte 0x{exc.object[exc.start]:02x}): "
-                        "not UTF-8 text", file=str(path), expected="a text file saved as UTF-8") from None
+        raise CaseError(not_utf8(exc), file=str(path), expected="a text file saved as UTF-8") from None
     except OSError as exc:
         raise CaseError(f"cannot read: {exc}", file=str(path), expected="a readable UTF-8 text file") from None
     except RecursionError:
@@ -252,7 +251,7 @@ def load_case(name_or_path: str) -> Case:
             exponent = huge.group(1) is not None
             raise CaseError(f"line {line}: a number whose exponent has {len(huge.group(1))} digits, far beyond "
                             f"1e{MAX_EXPONENT}" if exponent else f"line {line}: a number written with "
-                            f"{len(huge.group(2))} digits, more than the limit of {LIMITS['digits']} digits",
+                            f"{len(huge.group(2).replace('_', ''))} digits, more than the limit of {LIMITS['digits']} digits",
                             file=str(path),
                             expected=f"numbers between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} of at most "
                             f"{LIMITS['digits']} digits; a [limits] table with digits = N raises the digits "
@@ -305,14 +304,6 @@ def _digit_run(text: str, length: int) -> bool:
     return b"\x01" * length in text.encode("utf-8", "surrogatepass").translate(DIGITS)
 
 
-def _where_in_bytes(raw: bytes, at: int) -> str:
-    """``line L, column C`` of byte ``at`` of a file (1-based; the column counts the
-    characters of its line before it, the bytes there read as UTF-8 where they can be)."""
-    start = raw.rfind(b"\n", 0, at) + 1
-    line, column = raw.count(b"\n", 0, at) + 1, len(raw[start:at].decode("utf-8", "replace")) + 1
-    return f"line {line}, column {column}"
-
-
 def _holds_a_huge_integer(data) -> bool:
     """Whether the parsed document holds an integer of more than 4,300 digits, which
     toml-rs reads and tomllib refuses (Python's limit on reading an integer from text,
@@ -355,7 +346,7 @@ def _shallow(text: str, most: int) -> bool:
 
 
 # what tomllib cannot read: an exponent of 5 digits or more past Decimal's range, an integer of more than 4,300 digits
-HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.\"'])[-+]?(\d{4301,})")
+HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.\"'])[-+]?(\d(?:_?\d){4300,})")
 
 
 RAISED_WEIGHTS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*weights\s*=\s*(\d+)")

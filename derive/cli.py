@@ -25,7 +25,7 @@ from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
-from .errors import DeriveError
+from .errors import DeriveError, not_utf8
 from .evaluate import Progress, reporting, set_aside
 from .output import write_atomic
 from .printing import counted
@@ -529,7 +529,9 @@ def check_command(
         derivation = derived(case)
         try:
             text = open(file, encoding="utf-8").read()
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise DeriveError(not_utf8(exc), file=file, expected="a text file saved as UTF-8") from None
+        except OSError as exc:
             raise DeriveError(f"cannot read: {exc}", file=file) from None
         verdicts = Checker(derivation, rounding.value).check_text(text)
     except DeriveError as exc:

@@ -32,6 +32,17 @@ class DeriveError(Exception):
         super().__init__(text)
 
 
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """A file's bytes that are not UTF-8, said for a user: ``cannot read: line 5, column
+    10: invalid start byte (byte 0xff): not UTF-8 text``: the line, and the column in
+    characters (the line's bytes before it read as UTF-8 where they can be), not Python's
+    byte offset."""
+    raw, at = exc.object, exc.start
+    start = raw.rfind(b"\n", 0, at) + 1
+    line, column = raw.count(b"\n", 0, at) + 1, len(raw[start:at].decode("utf-8", "replace")) + 1
+    return f"cannot read: line {line}, column {column}: {exc.reason} (byte 0x{raw[at]:02x}): not UTF-8 text"
+
+
 class CaseError(DeriveError):
     """A case file that cannot be loaded: malformed TOML, a missing or malformed field,
     a shape mismatch, a token not in the vocabulary, or a convention derive does not know."""

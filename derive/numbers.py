@@ -26,7 +26,7 @@ def parse_exact(value: object) -> Fraction:
         ValueError: when the value is not an exact finite number.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is a boolean")
+        raise ValueError(f"{str(value).lower()} is a boolean")  # (as TOML writes it: true, false)
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, Decimal):

@@ -568,6 +568,16 @@ def test_rich_report_of_bad_lines(tmp_path):
     assert "unreadable" in out.stdout and "z_nothing" in out.stdout
 
 
+def test_a_hand_file_that_is_not_utf8_is_one_error_line_with_its_place(tmp_path):
+    """A Latin-1 byte in a hand file: one error line with the line and the column (in
+    characters) of the byte, not Python's byte offset (a fresh user's report)."""
+    hand = tmp_path / "hw.txt"
+    hand.write_bytes("L = 0.928\np(\u2423roof) = 0.395 caf".encode("utf-8") + b"\xe9\n")
+    out = run_cli("check", "cat-climbed", str(hand))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "cannot read: line 2, column 21: " in out.stderr and "(byte 0xe9): not UTF-8 text" in out.stderr, out.stderr
+
+
 def test_missing_file_is_a_user_error(tmp_path):
     out = run_cli("check", "cat-climbed", str(tmp_path / "nothing.md"))
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
