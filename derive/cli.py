@@ -43,13 +43,17 @@ class GracefulGroup(TyperGroup):
     stderr naming the exception, the case and the command as typed, exit code
     :data:`BUG_EXIT`; with ``derive --debug`` (or ``DERIVE_DEBUG=1``) the exception
     propagates and Python prints its traceback. A closed pipe (``derive run crane | head``)
-    ends the run quietly with exit code 1. typer's own exits and usage errors pass through.
+    ends the run quietly with exit code 1. A usage error is one line too (:func:`usage_error`);
+    typer's own exits (``--help``) pass through.
     """
 
     def make_context(self, info_name, args, parent=None, **extra):
         """The group's context, holding the command line as typed (``ctx.meta``) for the bug line."""
         words = list(args)
-        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except TyperException as exc:  # derive --no-such-option
+            usage_error(exc)
         ctx.meta["derive.argv"] = words
         return ctx
 
@@ -62,7 +66,9 @@ class GracefulGroup(TyperGroup):
     def _invoke(self, ctx: typer.Context):
         try:
             return super().invoke(ctx)
-        except (TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits: typer's own
+        except TyperException as exc:  # a usage error (derive run --places 99, derive rnu): one line
+            usage_error(exc)
+        except (typer.Exit, typer.Abort):  # --help, exits: typer's own
             raise
         except DeriveError as exc:
             fail(exc)
@@ -92,6 +98,29 @@ class GracefulGroup(TyperGroup):
             return sub.params.get("case") or sub.params.get("folder")
         except Exception:  # noqa: BLE001 -- the bug line is written all the same
             return None
+
+
+def usage_error(exc: TyperException) -> None:
+    """A usage error of the command line (an unknown command or option, a value out of its
+    range, ``--places`` with ``--sig``) on one line, as :func:`fail` prints bad input, with
+    the command whose ``--help`` lists what it takes, and exit code 2; typer's box of usage,
+    hint and message (3 to 5 lines) is not printed. Anything else typer raises (no
+    arguments at all: the help, which is how ``derive`` alone answers) goes on as typer's.
+
+    Raises:
+        typer.Exit: code 2, after the line; ``exc`` itself when it is not a usage error."""
+    if getattr(exc, "exit_code", None) != 2 or not hasattr(exc, "format_message") \
+            or type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    names = []  # the subcommands below the group, named as derive (not `root`, not `python -m derive`)
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    hint = f" (`{' '.join(['derive', *names])} --help` lists what it takes)"
+    message = escape(" ".join(exc.format_message().split()) + hint)
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def report_bug(exc: BaseException, argv: list[str], case: Optional[str]) -> None:

@@ -305,6 +305,21 @@ def test_places_and_sig_together():
     assert "give --places or --sig, not both" in result.output
 
 
+@pytest.mark.parametrize("argv, words", [
+    (["run", "cat-climbed", "--places", "99"], ["'--places': 99 is not in the range 0<=x<=50", "`derive run --help`"]),
+    (["rnu", "cat-climbed"], ["No such command 'rnu'. Did you mean 'run'?", "`derive --help`"]),
+    (["--bogus"], ["No such option: --bogus", "`derive --help`"]),
+    (["run", "cat-climbed", "--plac", "3"], ["No such option: --plac", "--places", "`derive run --help`"]),
+    (["run"], ["Missing argument", "case", "`derive run --help`"])])
+def test_a_usage_error_is_one_line(argv, words):
+    """A mistyped command line is one error line naming the mistake and the --help that
+    lists what the command takes (typer printed a box of 3 to 5 lines: a fresh user's
+    report); ``derive`` with nothing after it still prints the help."""
+    assert_clean_error(run(*argv), *words)
+    alone = run()
+    assert "Usage: " in alone.output and "COMMAND" in alone.output and "error:" not in alone.output
+
+
 def test_unknown_step():
     """An unknown --step is a usage error (exit 2) that lists the steps."""
     result = run("run", "cat-climbed", "--step", "nonsense")
