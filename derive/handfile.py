@@ -182,14 +182,15 @@ def split_values(text: str) -> list[str] | None:
 
 @lru_cache(maxsize=1 << 16)
 def decimal_places(number: str) -> int | None:
-    """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3), or None
-    when it has no digits after the point (``1``, ``11e0``, ``1.5e2``). The number is within
-    :func:`derive.mathread.number_limit`'s bounds or None is returned."""
+    """The places a written number is given to (``0.395`` -> 3, ``9.28e-1`` -> 3, ``928e-3``
+    -> 3), or None when it has no digits after the point (``1``, ``11e0``, ``1.5e2``). The
+    number is within :func:`derive.mathread.number_limit`'s bounds or None is returned."""
     if mathread.number_limit(number) is not None:
         return None
     mantissa, _, exponent = number.rstrip("\u2026").lower().partition("e")
-    if "." not in mantissa:
-        return None
+    if "." not in mantissa:  # (928e-3, 928 × 10^-3: the exponent alone gives the places)
+        places = -int(exponent or 0)
+        return places if places > 0 else None
     places = len(mantissa.split(".", 1)[1]) - int(exponent or 0)
     return places if places >= 0 else None
 

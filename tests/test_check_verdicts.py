@@ -198,7 +198,7 @@ def test_many_places_give_a_verdict_not_a_traceback(derivation, phase):
 @pytest.mark.parametrize("written, status", [
     ("L = 92.8 × 10^-2", "correct"), ("L = 0.928·10^0", "correct"), ("L = 9.28 \\times 10^{-1}", "correct"),
     ("p(␣roof) = 39.5 * 10^(-2)", "correct"), ("p(␣roof) = 3.95 × 10^{−1}", "correct"),
-    ("L = 0.93 × 10^0", "correct"), ("L = 93.1 × 10^-2", "wrong"), ("L = 92.9 × 10^-2", "explained"), ("p(␣roof) = 39.6 * 10^(-2)", "wrong")])
+    ("L = 0.93 × 10^0", "correct"), ("L = 928 × 10^-3", "correct"), ("L = 928e-3", "correct"), ("L = 93.1 × 10^-2", "wrong"), ("L = 92.9 × 10^-2", "explained"), ("p(␣roof) = 39.6 * 10^(-2)", "wrong")])
 def test_scientific_notation_is_a_number_at_its_places(derivation, written, status):
     """A value written as a mantissa times ten to an integer (``92.8 × 10^-2``) is the number
     it writes, at its places (0.928), as ``9.28e-1`` and ``92.8%`` are: not an exact
