@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-import sympy
 from flint import ctx, fmpq
 
 from . import formula as F
@@ -69,7 +68,7 @@ class Reading:
     ref: Ref
     quantity: object  # the node's Meta, or the Name itself (its Name is computed when asked)
     sources: list  # (Meta or Name, formula) of each input the reader takes from the page
-    formula: sympy.Expr
+    formula: F.Node
     reader: str
     correct: str
     exact_digits: str
@@ -83,7 +82,7 @@ class Reading:
         return _name(self.quantity)
 
     @property
-    def inputs(self) -> list[tuple[Name, sympy.Expr]]:
+    def inputs(self) -> list[tuple[Name, F.Node]]:
         """(Name, printed number) of each input the reader takes from the page."""
         return [(_name(q), e) for q, e in self.sources]
 
@@ -157,16 +156,18 @@ def _name(quantity) -> Name:
     return quantity if isinstance(quantity, Name) else quantity.name
 
 
-def printed(digits: str) -> sympy.Expr | str:
-    """A number as printed (``-0.817``; ``2.49067…``, cut short) as a formula; text that is
-    not a number (``undecided``) stays words."""
+def printed(digits: str) -> F.Node | str:
+    """A number as printed (``-0.817``; ``2.49067…``, cut short; ``-7/16`` exact) as a
+    formula; text that is not a number (``undecided``) stays words."""
     try:
         return F.Dec(digits, cut=digits.endswith("\u2026"))
     except ValueError:
-        return digits
+        ratio = _RATIO.match(digits)
+        return F.Rat(int(ratio[1]), int(ratio[2])) if ratio else digits
 
 
 MAX_READ_EXPONENT = 100_000  # a printed decimal with a larger exponent is not read as a number
+_RATIO = re.compile(r"(-?\d+)/(\d+)$")
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)$")
 
 
@@ -302,11 +303,11 @@ class ByHand:
         self._givens: dict[int, tuple] = {}
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
-        self._inputs: dict[tuple[int, int], tuple[Value, sympy.Expr]] = {}  # (precision, node) -> _input
+        self._inputs: dict[tuple[int, int], tuple[Value, F.Node]] = {}  # (precision, node) -> _input
         self._taken: dict[int, Value | None] = {}  # the value a reader takes from the page (None: computes it)
         self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
-        self._exprs: dict[tuple[int, int], sympy.Expr] = {}  # an exact reader's value (p, q) -> its number
+        self._exprs: dict[tuple[int, int], F.Node] = {}  # an exact reader's value (p, q) -> its number
         self._shared: dict[tuple[int, int], tuple] = {}  # (precision, id of a row's or column's ids) -> values
         self._sources: dict[int, object] = {}  # node -> its metadata as a source, or None (see _source)
 
@@ -364,7 +365,7 @@ class ByHand:
             meta = self._sources[node_id] = None if node.op is None else node.meta
         return meta
 
-    def _input(self, node_id: int) -> tuple[Value, sympy.Expr]:
+    def _input(self, node_id: int) -> tuple[Value, F.Node]:
         """What the reader uses for a parent, as (value, formula): the printed value when
         it is on the page, the exact weight for a leaf, else the reader's own unrounded
         computation (written out when it is short). Built once per node and precision
@@ -374,7 +375,7 @@ class ByHand:
             self._inputs[key] = self._build_input(node_id)
         return self._inputs[key]
 
-    def _build_input(self, node_id: int) -> tuple[Value, sympy.Expr]:
+    def _build_input(self, node_id: int) -> tuple[Value, F.Node]:
         """:meth:`_input`, built."""
         node = self.graph.nodes[node_id]
         if node.op is None:
@@ -388,7 +389,7 @@ class ByHand:
             return value, node.op.hand([self._input(p)[1] for p in node.parents])
         return value, self._value_expr(value)
 
-    def _given(self, node_id: int) -> tuple[fmpq, sympy.Expr]:
+    def _given(self, node_id: int) -> tuple[fmpq, F.Node]:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
         formula): exactly when a table prints it whole (``-0.5``, ``0.484375``) or no
         table shows it (the 1 of a bias), else as printed (a float32 weight rounded to the
@@ -426,7 +427,7 @@ class ByHand:
                 self._raw[key] = node.op.eval([self._input_value(p) for p in node.parents])
         return self._raw[key]
 
-    def _value_expr(self, v: Value) -> sympy.Expr:
+    def _value_expr(self, v: Value) -> F.Node:
         """A reader's result as a formula's number (see :meth:`_value_text`); an exact one
         made once per page (crane's notes write 80,000 products, 35,000 of them distinct)."""
         if not is_exact(v):
@@ -437,7 +438,7 @@ class ByHand:
             known = self._exprs[key] = printed(self._value_text(v))
         return known
 
-    def _digits_expr(self, v: Value) -> sympy.Expr:
+    def _digits_expr(self, v: Value) -> F.Node:
         """The value's digits as a formula's number (see :meth:`_digits`)."""
         return printed(self._digits(v))
 
@@ -573,7 +574,7 @@ class ByHand:
         tie = is_exact(value) and _is_tie(int(value.p), int(value.q), self.fmt)
         return reader, correct, tie, tie or reader != correct
 
-    def _finish(self, ref: Ref, quantity, sources, formula: sympy.Expr, value: Value,
+    def _finish(self, ref: Ref, quantity, sources, formula: F.Node, value: Value,
                 remark: str = "", rounded: tuple | None = None) -> Reading | None:
         """The Reading, or None when the exact value's digits cannot be certified;
         ``rounded``: :meth:`_rounded` of ``value`` when already made.

@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-import sympy
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sympy
 
 from . import registry
 from .case import Case

@@ -15,14 +15,16 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
-import sympy
 from flint import fmpq
 
 from . import plain
 from .evaluate import Evaluator
 from .graph import Dot, Exp, GeluErf, GeluTanh, Graph, Lin, Silu, approx, is_exact
 from .isolated import OverBudget, budget, isolated_map
+from .lazy import lazy
 from .steps import Ref
+
+sympy = lazy("sympy")  # loaded when an exact form is first asked for
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
@@ -31,7 +33,7 @@ EXACT_PATH_SECONDS = 2.0  # the CPU time the exact path may spend on one quantit
 EXACT_PATH_TOTAL = 3.0  # the CPU time it may spend on one derivation's quantities together (then: undecided)
 FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then: the quantity's definition)
 SLOW_FORMS = 4  # after this many forms given up, every quantity is shown by its definition
-KINKS = (sympy.DiracDelta, sympy.sign, sympy.Piecewise, sympy.Derivative, sympy.Subs)  # no exact derivative
+KINKS = ("DiracDelta", "sign", "Piecewise", "Derivative", "Subs")  # SymPy classes: no exact derivative
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
 
 
@@ -274,7 +276,7 @@ class ExactForms:
         # (a ReLU's derivative is SymPy's Heaviside step, 1/2 at 0 unless told: derive's ReLU,
         # PyTorch's, has 0 there)
         derivative = sympy.diff(forms[loss], theta).replace(sympy.Heaviside, lambda x, *_: sympy.Heaviside(x, 0))
-        if derivative.has(*KINKS):
+        if derivative.has(*(getattr(sympy, kink) for kink in KINKS)):
             return None
         return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
 
@@ -375,7 +377,8 @@ class Way(NamedTuple):
     apply: Callable
 
 
-SYMPY = Way(lambda q: sympy.Rational(int(q.p), int(q.q)), sympy.Symbol, lambda op, args: op.sympy(args))
+SYMPY = Way(lambda q: sympy.Rational(int(q.p), int(q.q)), lambda label: sympy.Symbol(label),
+            lambda op, args: op.sympy(args))
 PLAIN = Way(plain.number, plain.atom, lambda op, args: op.plain(args))
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
-import sympy
 from flint import arb, ctx, fmpq
 
 from . import formula as F
@@ -55,7 +54,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     return lines
 
 
-def written(derivation: Derivation, node_id: int) -> sympy.Expr:
+def written(derivation: Derivation, node_id: int) -> F.Node:
     """How a definition writes a parent: its Name, the number of a constant, or, for a
     scratch value (x - mu, sqrt(d_k)), its own operation over its parents."""
     node = derivation.graph.nodes[node_id]

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import sympy
 
 from .case import SPACE, Case
 from .derivation import EXACT_PATH_SIZE, START_PREC, Derivation, derive
 from .errors import DeriveError, EvaluationError
 from .graph import as_arb, is_exact
+from .lazy import lazy
 from .steps import Ref
+
+sympy = lazy("sympy")  # loaded when an exact form is first asked for
 
 ARGMAX_MAX_PREC = START_PREC * 2 ** 4  # past this, overlapping balls go to the exact comparison
 

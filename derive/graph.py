@@ -19,12 +19,14 @@ from fractions import Fraction
 from functools import cached_property
 from itertools import chain
 
-import sympy
 from flint import arb, fmpq, fmpq_mat, fmpz_mat
 
 from . import formula as F
 from . import plain as P
+from .lazy import lazy
 from .name import Fields, Name, Piece, json_symbol, json_symbol_of, name_of
+
+sympy = lazy("sympy")  # for the exact forms (Op.sympy) only: a plain run never reads it
 
 Value = fmpq | arb
 
@@ -95,7 +97,7 @@ class Op:
     def sympy(self, args: list[sympy.Expr]) -> sympy.Expr:
         raise NotImplementedError
 
-    def hand(self, args: list[sympy.Expr]) -> sympy.Expr:
+    def hand(self, args: list[F.Node]) -> F.Node:
         """How a reader writes this operation on paper: a formula (:mod:`derive.formula`)
         over the parents as the reader writes them (their Names, or the printed numbers
         substituted), in the reader's order."""
@@ -131,7 +133,7 @@ class Lin(Op):
         return _rat(self.const) + sympy.Add(*[_rat(c) * a for c, a in zip(self.coeffs, args)])
 
     def hand(self, args):
-        items = [a if c == 1 else F.Neg(a) if c == -1 else F.Times(_rat(c), a)
+        items = [a if c == 1 else F.Neg(a) if c == -1 else F.Times(F.Rat(int(c.p), int(c.q)), a)
                  for c, a in zip(self.coeffs, args) if c != 0]
         if self.const != 0:
             items.append(F.number(Fraction(int(self.const.p), int(self.const.q))))
@@ -424,7 +426,7 @@ class Sin(_Unary):
         return sympy.sin(args[0])
 
     def hand(self, args):
-        return sympy.sin(args[0], evaluate=False)
+        return F.Sin(args[0])
 
     def plain(self, args):
         return P.call("sin", args[0])
@@ -445,7 +447,7 @@ class Cos(_Unary):
         return sympy.cos(args[0])
 
     def hand(self, args):
-        return sympy.cos(args[0], evaluate=False)
+        return F.Cos(args[0])
 
     def plain(self, args):
         return P.call("cos", args[0])
@@ -475,7 +477,7 @@ class Power(Op):
         return args[0] ** _rat(self.exponent)
 
     def hand(self, args):
-        return F.power(args[0], _rat(self.exponent))
+        return F.power(args[0], F.Rat(int(self.exponent.p), int(self.exponent.q)))
 
     def plain(self, args):
         return P.power(args[0], P.number(self.exponent))

@@ -1,6 +1,6 @@
-"""Names as data: what the chapter calls each quantity, as fields, usable in SymPy.
+"""Names as data: what the chapter calls each quantity, as fields (SymPy symbols on request).
 
-A :class:`Name` is a SymPy symbol that carries the fields a reader reads in a name:
+A :class:`Name` carries the fields a reader reads in a name:
 
     symbol    the letter or word: ``x``, ``u``, ``mu``, ``sigma``, ``q``, ``s``, ``a``, ``o``,
               ``attn``, ``h``, ``g``, ``m``, ``y``, ``f``, ``z``, ``p``, ``L``, ``PE``; a
@@ -20,8 +20,7 @@ A :class:`Name` is a SymPy symbol that carries the fields a reader reads in a na
     param     a trainable weight (its entries are written E_{2,1}, (W_Q)_{1,3})
     grad      dL/d(the quantity)
 
-Two Names are equal when their fields are (SymPy compares them by
-:meth:`Name._hashable_content`), never by their text. :func:`name_of` gives the Name of a
+Two Names are equal when their fields are, never by their text. :func:`name_of` gives the Name of a
 graph node's metadata; the printers are in :mod:`derive.printing`, the parser in
 :mod:`derive.name_parser`.
 """
@@ -30,9 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import NamedTuple
-
-import sympy
-from sympy.core.symbol import Symbol
 
 SPACE = "\u2423"  # the vocabulary's mark of a leading space
 NORMS = ("ln1", "ln2", "final")
@@ -91,14 +87,15 @@ class Fields:
     grad: bool = False
 
 
-class Name(Symbol):
-    """The name of one quantity (or of a row, with ``index`` None), as a SymPy symbol.
+class Name:
+    """The name of one quantity (or of a row, with ``index`` None), as data.
 
     ``Name("s", position=5, index=3)`` is s_{5,3}; ``Name("mu", position=5, norm="ln2")``
     is mu'_5; ``Name("u", primes=1, position=5, index=2)`` is u'_5[2];
     ``Name("z", index=Piece("␣roof"))`` is z_␣roof; ``Name("E", param=True, position=2,
-    index=1, grad=True)`` is dL/dE_{2,1}. The symbol's ``name`` is its plain text (for
-    SymPy's own printers); equality and hashing use the fields.
+    index=1, grad=True)`` is dL/dE_{2,1}. ``str(name)`` (and ``name.name``) is its plain
+    text; equality and hashing use the fields; :meth:`sympy` gives the SymPy symbol, for
+    arithmetic (SymPy is imported only then).
 
     Raises:
         ValueError: for an unknown norm (ln1 is written as None: no mark), or a negative
@@ -107,41 +104,46 @@ class Name(Symbol):
 
     __slots__ = ("fields",)
 
-    def __new__(cls, symbol: str, **values):
+    def __init__(self, symbol: str, **values):
         data = Fields(symbol, **values)
         if data.norm not in NORM_MARKS:
             raise ValueError(f"unknown norm {data.norm!r}; expected ln2, final or None (before attention)")
         if data.primes < 0:
             raise ValueError(f"{symbol}: the number of primes must be >= 0")
-        obj = Symbol.__xnew__(cls, symbol)
-        obj.fields = data
-        return obj
+        self.fields = data
 
-    def _sympystr(self, printer) -> str:
-        """The plain notation, for SymPy's own ``str``."""
+    def __eq__(self, other) -> bool:
+        return type(other) is Name and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(self.fields)
+
+    def __str__(self) -> str:
         from .printing import text
         return text(self)
 
-    def _latex(self, printer) -> str:
-        """The LaTeX notation, for SymPy's own ``latex``."""
-        from .printing import latex
-        return latex(self)
+    def __repr__(self) -> str:
+        return f"Name({str(self)!r})"
 
-    def __getnewargs_ex__(self):
-        return (self.fields.symbol,), {f.name: getattr(self.fields, f.name) for f in fields(Fields)[1:]}
+    @property
+    def name(self) -> str:
+        """The plain text (``mu'_5``), as a SymPy symbol's name."""
+        return str(self)
 
-    def _hashable_content(self):
-        # a string, so that SymPy can order Names (Basic.compare) as well as compare them
-        return (repr(self.fields),)
-
-    def sort_key(self, order=None):
-        return self.class_key(), (1, (self.name, repr(self.fields))), sympy.S.One.sort_key(), sympy.S.One
+    def __reduce__(self):
+        return (_named, (vars_of(self.fields),))
 
     def __getattr__(self, attr):
         # the fields read as attributes: name.position, name.head, ...
         if attr in Fields.__dataclass_fields__:
             return getattr(object.__getattribute__(self, "fields"), attr)
         raise AttributeError(attr)
+
+    def sympy(self):
+        """This name as a SymPy symbol (:class:`derive.symbolic.NameSymbol`): it keeps the
+        fields, works in SymPy's arithmetic and prints in the chapter's notation."""
+        from .symbolic import NameSymbol
+        return NameSymbol(self)
 
     def but(self, **changes) -> "Name":
         """This name with some fields changed (``name.but(head=None)``)."""
@@ -157,6 +159,11 @@ class Name(Symbol):
         elif loose and isinstance(self.fields.index, Piece):
             changes["index"] = self.fields.index.loose()
         return self.but(**changes)
+
+
+def _named(values: dict) -> Name:
+    """A Name from its fields (unpickling)."""
+    return Name(**values)
 
 
 def vars_of(data: Fields) -> dict:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import sympy
-
+from .lazy import lazy
 from .name import SPACE, texttt
+
+sympy = lazy("sympy")  # loaded when an exact form is first asked for
 TARGETS = ("latex", "katex")
 
 # Names printed upright; the Greek letters come from SymPy's printer.

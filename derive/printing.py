@@ -1,9 +1,9 @@
 """One printer for names and formulas, in three notations: plain text, Unicode, LaTeX.
 
-Subclasses of SymPy's printers (:class:`sympy.printing.str.StrPrinter` and
-:class:`sympy.printing.latex.LatexPrinter`) that know how to print a
-:class:`~derive.name.Name` and the ordered formula nodes of :mod:`derive.formula`, by
-SymPy's dispatch on the class name (``_print_Name``, ``_print_Terms``...):
+Printers of a :class:`~derive.name.Name` and the ordered formula nodes of
+:mod:`derive.formula`, dispatched on the class name along its MRO as SymPy's printers are
+(``_print_Name``, ``_print_Terms``...), with no SymPy: a SymPy expression handed to them
+(an exact form) is printed by SymPy's own ``sstr`` or ``latex``, imported then.
 
 ============  ==================  =====================  ==================================
 quantity      plain (the labels)  Unicode                LaTeX
@@ -35,12 +35,7 @@ from __future__ import annotations
 
 import re
 
-import sympy
-from sympy.core.function import AppliedUndef, UndefinedFunction
-from sympy.printing.latex import LatexPrinter
-from sympy.printing.str import StrPrinter
-
-from .formula import (MINUS, Chain, Dec, Group, Iverson, Neg, Over, Terms, Times,
+from .formula import (HALF, MINUS, Chain, Dec, Group, Iverson, Neg, Over, Pow, Rat, Terms, Times,
                       is_negative, negated)
 from .name import PAIR_INDEXED, SPACE, Fields, Name, Piece, texttt
 
@@ -68,27 +63,9 @@ def precedence_of(expr) -> int:
         if expr.fields.after:
             return SUM
         return {"sum_exp_s": SUM, "sum_exp_z": SUM, "qk": PRODUCT, "qk_rot": PRODUCT}.get(symbol, ATOM)
-    if isinstance(expr, sympy.Pow) and expr.exp != sympy.S.Half:
+    if type(expr) is Pow and expr.args[1] != HALF:
         return POWER
     return ATOM
-
-
-_DISPATCH: dict[tuple[type, type], object] = {}  # (printer class, expression class) -> print method
-
-
-def _dispatch(printer: type, cls: type):
-    """The print method SymPy's :meth:`~sympy.printing.printer.Printer._print` finds for
-    an expression of class ``cls``: the first ``_print_<name>`` along its MRO; None when
-    SymPy's rules depend on more than the class (an object that prints itself, a
-    function class: SymPy's own dispatch then runs)."""
-    if (hasattr(cls, printer.printmethod) or issubclass(cls, type)
-            or issubclass(cls, (sympy.Function, AppliedUndef, UndefinedFunction))):
-        return None
-    for base in cls.__mro__:
-        method = getattr(printer, "_print_" + base.__name__, None)
-        if method is not None:
-            return method
-    return None
 
 
 class _Formulas:
@@ -99,25 +76,37 @@ class _Formulas:
     minus = "-"
     open, close = "(", ")"
     fraction_precedence = SUM  # 1/4 as a factor: (1/4)·x in text, \frac{1}{4} \cdot x in LaTeX
+    _methods: dict = {}  # expression class -> print method, one dict per printer class
 
-    def _print(self, expr, **kwargs) -> str:
-        """SymPy's dispatch (:meth:`sympy.printing.printer.Printer._print`), with the
-        method it finds for an expression's class remembered: the same method, found once
-        per class instead of once per node (crane's 3,715 notes print 350,000 nodes)."""
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
+
+    def doprint(self, expr) -> str:
+        """``expr`` printed in this notation."""
+        return self._print(expr)
+
+    def _print(self, expr) -> str:
+        """The print method for the expression's class: the first ``_print_<name>`` along
+        its MRO (SymPy's rule), found once per class (crane's 3,715 notes print 350,000
+        nodes); :meth:`_print_other` for a class with none."""
         cls = type(expr)
         if cls is Dec:  # the most common node (a printed number): no dispatch, nothing under it
             return self._print_Dec(expr)
-        method = _DISPATCH.get((type(self), cls))
+        method = self._methods.get(cls)
         if method is None:
-            method = _dispatch(type(self), cls)
-            if method is None:
-                return super()._print(expr, **kwargs)
-            _DISPATCH[type(self), cls] = method
-        self._print_level += 1
-        try:
-            return method(self, expr, **kwargs)
-        finally:
-            self._print_level -= 1
+            method = next((m for m in (getattr(type(self), "_print_" + base.__name__, None) for base in cls.__mro__)
+                           if m is not None), type(self)._print_other)
+            self._methods[cls] = method
+        return method(self, expr)
+
+    def _print_str(self, expr: str) -> str:
+        return expr
+
+    def _print_other(self, expr) -> str:
+        """A SymPy expression (an exact form), printed by SymPy's ``sstr``."""
+        import sympy
+        return sympy.sstr(expr)
 
     # ------------------------------------------------------------------ numbers
     def _print_Dec(self, expr: Dec) -> str:
@@ -130,7 +119,7 @@ class _Formulas:
         return f"{self.open}{text}{self.close}"
 
     def _precedence(self, expr) -> int:
-        if isinstance(expr, sympy.Rational) and expr.q != 1:
+        if type(expr) is Rat and expr.q != 1:
             return self.fraction_precedence
         return precedence_of(expr)
 
@@ -199,6 +188,9 @@ class _Formulas:
         index, *values = expr.args
         return f"[{self._argmax}({', '.join(self._print(v) for v in values)}) = {self._print(index)}]"
 
+    def _print_Function(self, expr) -> str:
+        return expr.name + self._paren(", ".join(self._print(a) for a in expr.args))
+
     def _print_GeluTanh(self, expr) -> str:
         return self._gelu("tanh") + self._paren(self._print(expr.args[0]))
 
@@ -261,11 +253,10 @@ class _Formulas:
         return base + self._sub(str(f.position) if f.index is None else f"{f.position},{f.index}")
 
 
-class TextPrinter(_Formulas, StrPrinter):
+class TextPrinter(_Formulas):
     """The plain notation (what derive's labels and terminal notes write): ``mu'_5``,
     ``q_5.k_1``, ``e^s_{5,3}``, ``1.732·(-0.816)``, ``sqrt(2)``, ``ln(0.395)``."""
 
-    printmethod = "_derive_text"
     _ellipsis = "\u2026"
     _dot = "."
     _argmax = "argmax"
@@ -313,16 +304,16 @@ class TextPrinter(_Formulas, StrPrinter):
     def _gelu(self, form: str) -> str:
         return f"GELU_{form}"
 
-    def _print_exp(self, expr) -> str:
+    def _print_Exp(self, expr) -> str:
         (x,) = expr.args
         return "e^" + self._wrap(x, ATOM, negative_too=True)
 
-    def _print_log(self, expr) -> str:
+    def _print_Ln(self, expr) -> str:
         return "ln" + self._paren(self._print(expr.args[0]))
 
-    def _print_Pow(self, expr, rational=False) -> str:
+    def _print_Pow(self, expr) -> str:
         base, e = expr.args
-        if e == sympy.S.Half:
+        if e == HALF:
             return self._root(base)
         return self._wrap(base, ATOM, negative_too=True) + "^" + self._paren(self._print(e))
 
@@ -332,11 +323,8 @@ class TextPrinter(_Formulas, StrPrinter):
     def _print_Max(self, expr) -> str:
         return "max" + self._paren(", ".join(self._print(a) for a in expr.args))
 
-    def _print_Function(self, expr) -> str:
-        return expr.func.__name__ + self._paren(", ".join(self._print(a) for a in expr.args))
-
-    def _print_Rational(self, expr) -> str:
-        return f"{expr.p}/{expr.q}"
+    def _print_Rat(self, expr: Rat) -> str:
+        return f"{expr.p}/{expr.q}" if expr.q != 1 else str(expr.p)
 
 
 class UnicodePrinter(TextPrinter):
@@ -370,11 +358,12 @@ class UnicodePrinter(TextPrinter):
     def _root(self, base) -> str:
         return "\u221a" + self._wrap(base, ATOM, negative_too=True)
 
-    def _print_Rational(self, expr) -> str:
-        return f"{expr.p}/{expr.q}".replace("-", MINUS)
+    def _print_Rat(self, expr: Rat) -> str:
+        # (an integer keeps its ASCII minus, as SymPy's str printer wrote it)
+        return f"{expr.p}/{expr.q}".replace("-", MINUS) if expr.q != 1 else str(expr.p)
 
 
-class TexPrinter(_Formulas, LatexPrinter):
+class TexPrinter(_Formulas):
     """The LaTeX notation (math mode, no delimiters): ``\\mu'_{5}``, ``q_{5} \\cdot k_{1}``,
     ``e^{s_{5,3}}``, ``1.732 \\cdot (-0.816)``, ``\\sqrt{2}``, ``\\ln 0.395``; the setting
     ``target`` (``latex`` or ``katex``) chooses how a vocabulary piece is spelled, and
@@ -385,16 +374,14 @@ class TexPrinter(_Formulas, LatexPrinter):
         ValueError: for an unknown target.
     """
 
-    printmethod = "_derive_latex"
     fraction_precedence = ATOM
-    _default_settings = {**LatexPrinter._default_settings, "target": "latex", "display": False}
     times = " \\cdot "
     _ellipsis = "\\ldots"
     _dot = " \\cdot "
     _argmax = "\\operatorname{argmax}"
 
     def __init__(self, settings=None):
-        super().__init__(settings)
+        self._settings = {"target": "latex", "display": False, **(settings or {})}
         if self._settings["target"] not in TARGETS:
             raise ValueError(f"unknown TeX target {self._settings['target']!r}; expected one of {', '.join(TARGETS)}")
 
@@ -462,10 +449,19 @@ class TexPrinter(_Formulas, LatexPrinter):
             return super()._print_Over(expr)
         return r"\frac{" + self._print(expr.args[0]) + "}{" + self._print(expr.args[1]) + "}"
 
-    def _print_exp(self, expr, exp=None) -> str:
+    def _print_other(self, expr) -> str:
+        """A SymPy expression (an exact form), printed by SymPy's ``latex``."""
+        import sympy
+        return sympy.latex(expr)
+
+    def _print_Function(self, expr) -> str:
+        # (SymPy's LaTeX of sin x and cos x: \sin{\left(x \right)})
+        return "\\" + expr.name + "{\\left(" + ", ".join(self._print(a) for a in expr.args) + " \\right)}"
+
+    def _print_Exp(self, expr) -> str:
         return "e^{" + self._print(expr.args[0]) + "}"
 
-    def _print_log(self, expr, exp=None) -> str:
+    def _print_Ln(self, expr) -> str:
         (x,) = expr.args
         if precedence_of(x) == ATOM and not is_negative(x):
             return r"\ln " + self._print(x)
@@ -473,19 +469,16 @@ class TexPrinter(_Formulas, LatexPrinter):
 
     def _print_Pow(self, expr) -> str:
         base, e = expr.args
-        if e == sympy.S.Half:
+        if e == HALF:
             return r"\sqrt{" + self._print(base) + "}"
         return self._wrap(base, ATOM, negative_too=True) + "^{" + self._print(e) + "}"
 
-    def _print_Max(self, expr, exp=None) -> str:
+    def _print_Max(self, expr) -> str:
         return r"\max" + self._paren(", ".join(self._print(a) for a in expr.args))
 
-    def _print_Rational(self, expr) -> str:
+    def _print_Rat(self, expr: Rat) -> str:
         sign = "-" if expr.p < 0 else ""
         return f"{sign}\\frac{{{abs(expr.p)}}}{{{expr.q}}}" if expr.q != 1 else str(expr.p)
-
-    def _print_Integer(self, expr) -> str:
-        return str(expr.p)
 
 
 _TEXT = TextPrinter()
@@ -501,7 +494,7 @@ def text(expr) -> str:
 
 def label_of(fields: Fields) -> str:
     """:func:`text` of ``Name(**fields)`` for a quantity's own name (``fields.param``,
-    ``grad`` and ``after`` false), without building the Name, a SymPy symbol (9 us: the
+    ``grad`` and ``after`` false), without building the Name (a SymPy symbol took 9 us: the
     JSON export of crane labels 46,000 entries)."""
     return _TEXT._print_fields(fields)
 
@@ -540,7 +533,7 @@ def plain_label(label) -> str:
 
 
 # ---------------------------------------------------------------------- rich text
-RichText = list  # of str (prose) and SymPy expressions (math)
+RichText = list  # of str (prose) and formulas or Names (math)
 
 
 def plain_text(parts: RichText) -> str:

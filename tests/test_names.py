@@ -63,7 +63,7 @@ NAMES = [
 @pytest.mark.parametrize("name, plain, uni, tex", NAMES, ids=[n[1] for n in NAMES])
 def test_one_printer_three_notations_and_one_parser(name, plain, uni, tex):
     assert (text(name), unicode(name), latex(name)) == (plain, uni, tex)
-    assert str(name) == plain and sympy.latex(name) == tex  # SymPy's own printers agree
+    assert str(name) == plain and sympy.latex(name.sympy()) == tex  # SymPy's own printers agree
     for written in (plain, uni, tex):
         assert parse_name(written) == name, written
 
@@ -169,8 +169,8 @@ def test_signs_and_functions_in_each_notation():
     assert latex(sgd) == r"-0.5 - 0.1 \cdot (-0.011)" and fm.value(sgd) == F("-0.4989")
     twice = fm.Terms(fm.Dec("0.911"), fm.Neg(fm.Dec("-0.092")))
     assert text(twice) == "0.911 - (-0.092)"
-    assert latex(fm.Times(sympy.Rational(1, 4), fm.Dec("2.146"))) == r"\frac{1}{4} \cdot 2.146"
-    assert text(fm.Times(sympy.Rational(1, 4), fm.Dec("2.146"))) == "(1/4)\u00b72.146"
+    assert latex(fm.Times(fm.Rat(1, 4), fm.Dec("2.146"))) == r"\frac{1}{4} \cdot 2.146"
+    assert text(fm.Times(fm.Rat(1, 4), fm.Dec("2.146"))) == "(1/4)\u00b72.146"
     assert latex(fm.Dec("2.49067\u2026", cut=True)) == r"2.49067\ldots"
 
 
@@ -330,11 +330,13 @@ def test_meta_of_a_name_gives_the_rules_metadata(case):
 
 
 def test_names_work_in_sympy_arithmetic():
-    """Names are SymPy symbols: products, sums, derivatives and simplification, printed by
-    SymPy's own printers in the chapter's notation (the definition of u'_5[2] by hand:
-    d/dh of (h - mu') / sigma' is 1 / sigma')."""
-    h = Name("h", position=5, index=2)
-    mu, sigma = Name("mu", position=5, norm="ln2"), Name("sigma", position=5, norm="ln2")
+    """A Name's SymPy symbol works in products, sums, derivatives and simplification,
+    printed by SymPy's own printers in the chapter's notation (the definition of u'_5[2] by
+    hand: d/dh of (h - mu') / sigma' is 1 / sigma'), and keeps the Name's fields."""
+    h = Name("h", position=5, index=2).sympy()
+    mu, sigma = Name("mu", position=5, norm="ln2").sympy(), Name("sigma", position=5, norm="ln2").sympy()
+    assert mu != Name("mu", position=5).sympy() and mu == Name("mu", position=5, norm="ln2").sympy()
+    assert mu.derive_name == Name("mu", position=5, norm="ln2")
     u = (h - mu) / sigma
     assert sympy.diff(u, h) == 1 / sigma and sympy.diff(u, mu) == -1 / sigma
     assert sympy.simplify(u * sigma + mu) == h
@@ -345,10 +347,10 @@ def test_names_work_in_sympy_arithmetic():
 
 def test_each_notation_keeps_its_own_print_methods_whatever_printed_before():
     """The printers remember the print method SymPy's dispatch finds for a class, per
-    printer class (printing._DISPATCH): a square root, a fraction and a quotient printed
+    printer class (TextPrinter._methods...): a square root, a fraction and a quotient printed
     in one notation and then another each keep their own notation, in either order."""
     root = fm.Over(fm.Dec("3.395"), fm.sqrt(2))
-    third = fm.Times(sympy.Rational(1, 3), Name("h", position=5))
+    third = fm.Times(fm.Rat(1, 3), Name("h", position=5))
     expected = {"text": ("3.395 / sqrt(2)", "(1/3)\u00b7h_5"),
                 "unicode": ("3.395 / \u221a2", "(1/3)\u00b7h_5"),
                 "latex": (r"3.395 / \sqrt{2}", r"\frac{1}{3} \cdot h_{5}"),
@@ -357,5 +359,5 @@ def test_each_notation_keeps_its_own_print_methods_whatever_printed_before():
     for order in (list(printers), list(reversed(printers))):
         for notation in order:
             assert (printers[notation](root), printers[notation](third)) == expected[notation], notation
-    gelu = fm.GeluTanh(fm.Dec("0.5"))  # a function class: SymPy's own dispatch
+    gelu = fm.GeluTanh(fm.Dec("0.5"))  # a function
     assert (text(gelu), latex(gelu)) == ("GELU_tanh(0.5)", r"\mathrm{GELU}_{\tanh}(0.5)")
