@@ -118,9 +118,7 @@ def usage_error(exc: TyperException) -> None:
         names.insert(0, ctx.info_name)
         ctx = ctx.parent
     hint = f" (`{' '.join(['derive', *names])} --help` lists what it takes)"
-    message = escape(" ".join(exc.format_message().split()) + hint)
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
+    fail(DeriveError(" ".join(exc.format_message().split()) + hint))
 
 
 def report_bug(exc: BaseException, argv: list[str], case: Optional[str]) -> None:

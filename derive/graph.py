@@ -72,7 +72,7 @@ def approx(v: Value) -> float:
 
 def is_zero(v: Value) -> bool:
     """True only when ``v`` is exactly zero."""
-    return isinstance(v, fmpq) and v == 0
+    return type(v) is fmpq and not v  # (``v == 0`` converts the 0: four times slower)
 
 
 def to_fmpq(q: Fraction | int | fmpq) -> fmpq:
@@ -151,7 +151,7 @@ class Dot(Op):
         n = len(args) // 2
         total = fmpq(0)
         for a, b in zip(args[:n], args[n:]):
-            if not (is_zero(a) or is_zero(b)):
+            if not ((type(a) is fmpq and not a) or (type(b) is fmpq and not b)):  # (is_zero, inlined)
                 total = total + a * b
         return total
 

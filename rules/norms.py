@@ -80,7 +80,7 @@ class NormSlot:
 
     def output(self):
         """The metadata maker of the normalised entries (u_5[1], u'_5[1], f_5[1])."""
-        return lambda t, c: Meta.entry(self.symbol, t + 1, c + 1, self.primes, block=self.block)
+        return Meta.entries(self.symbol, self.primes, block=self.block)
 
 
 def norm_step(slot: NormSlot, title: str, words: str, stats: list[tuple[str, list[int]]], out: Ids,
