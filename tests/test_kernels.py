@@ -242,3 +242,22 @@ def test_weight_labels_printed_on_demand_are_the_names_printing(name):
         for field in ("symbol", "label", "block", "head", "position", "index", "norm", "param", "token"):
             assert getattr(meta, field) == getattr(made, field), field
         assert meta.label == text(name)
+
+
+def test_leaf_values_read_in_any_order_as_one_by_one():
+    """``LeafValues.reader`` (the weight of the last id tried first) gives what indexing
+    gives, for every derivative and weight after the step of cat-climbed's trained weights,
+    read in order, in reverse and shuffled (jumping between weights), and raises KeyError
+    for an id that is not a trained leaf, as indexing does."""
+    ev = derive(load_case("cat-climbed")).evaluation()
+    for values in (ev.grads, ev.updated):
+        ids = list(values)
+        assert len({values.weights_of(i).param for i in ids}) > 1  # (several weights to jump between)
+        expected = {i: values[i] for i in ids}
+        shuffled = ids[:]
+        random.Random(5).shuffle(shuffled)
+        for order in (ids, ids[::-1], shuffled):
+            read = values.reader()
+            assert all(read(i) is expected[i] or read(i) == expected[i] for i in order)
+        with pytest.raises(KeyError):
+            values.reader()(max(ids) + 10 ** 6)
