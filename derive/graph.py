@@ -967,7 +967,18 @@ class Graph:
             rows, cols = len(matrix), len(matrix[0]) if matrix else 0
             if any(len(row) != cols for row in matrix):
                 raise ValueError(f"the rows of {param} differ in length")
-            values = [fmpq(*v.as_integer_ratio()) if type(v) is Fraction else to_fmpq(v) for row in matrix for v in row]
+            # (each distinct number converted once: the case reader gives one object per number it read, and a
+            # wide case's hundreds of thousands of entries share a few hundred; each object converted is kept
+            # alive here, so that its id stands for it until the end)
+            known: dict[int, fmpq] = {}
+            converted = []
+
+            def convert(v) -> fmpq:
+                converted.append(v)
+                q = known[id(v)] = to_fmpq(v)
+                return q
+            look = known.get
+            values = [q if (q := look(id(v))) is not None else convert(v) for row in matrix for v in row]
             w = Weights(param, block, rows, cols, start, values)
         self.weights.append(w)
         self.nodes.add_weights(w)

@@ -261,3 +261,26 @@ def test_leaf_values_read_in_any_order_as_one_by_one():
             assert all(read(i) is expected[i] or read(i) == expected[i] for i in order)
         with pytest.raises(KeyError):
             values.reader()(max(ids) + 10 ** 6)
+
+
+def test_a_weight_keeps_every_entry_whoever_shares_its_object():
+    """``Graph.weight`` converts each distinct number object once: entries that are one
+    object (as the case reader gives a repeated number), equal numbers as distinct objects,
+    ints, a zero, and rows made afresh (objects that would die at once, their ids reused if
+    not kept) all keep their own values."""
+    from derive.graph import Graph
+
+    third = Fraction(1, 3)
+    rows = [[third, third, Fraction(1, 3), 0], [Fraction(-2, 5), 7, third, Fraction(0)]]
+    rows += [[Fraction(k, 7) for k in range(4 * r, 4 * r + 4)] for r in range(3)]
+
+    class Fresh(list):  # a row whose entries are new objects each time it is read
+        def __iter__(self):
+            return (Fraction(v) for v in list.__iter__(self))
+
+    rows.append(Fresh([Fraction(k, 11) for k in range(4)]))
+    graph = Graph()
+    ids = graph.weight("W", rows)
+    got = [[graph.weights[-1].values[i - ids[0][0]] for i in row] for row in ids]
+    assert got == [[fmpq(v.numerator, v.denominator) if isinstance(v, Fraction) else fmpq(v) for v in row]
+                   for row in rows]
