@@ -248,14 +248,22 @@ def load_case(name_or_path: str) -> Case:
         huge = None if isinstance(exc, tomllib.TOMLDecodeError) else HUGE_NUMBER.search(text)
         if huge is not None:  # a bare integer or an exponent Python will not read: where it is, and the limit
             line = text.count("\n", 0, huge.start()) + 1
-            exponent = huge.group(1) is not None
-            raise CaseError(f"line {line}: a number whose exponent has {len(huge.group(1))} digits, far beyond "
-                            f"1e{MAX_EXPONENT}" if exponent else f"line {line}: a number written with "
-                            f"{len(huge.group(2).replace('_', ''))} digits, more than the limit of {LIMITS['digits']} digits",
-                            file=str(path),
-                            expected=f"numbers between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} of at most "
-                            f"{LIMITS['digits']} digits; a [limits] table with digits = N raises the digits "
-                            "(a number of more than 4,300 digits is read only as a string)") from None
+            if huge.group(1) is not None:
+                raise CaseError(f"line {line}: a number whose exponent has {len(huge.group(1))} digits, far beyond "
+                                f"1e{MAX_EXPONENT}", file=str(path), expected=f"numbers between 1e-{MAX_EXPONENT} "
+                                f"and 1e{MAX_EXPONENT}") from None
+            digits = len(huge.group(2).replace("_", ""))
+            raised = RAISED_DIGITS.search(text)
+            limit = int(raised.group(1)) if raised else LIMITS["digits"]
+            if digits > limit:
+                raise CaseError(f"line {line}: a number written with {digits} digits, more than the limit of {limit} "
+                                "digits", file=str(path), expected=f"numbers of at most {limit} digits; a [limits] "
+                                "table with digits = N raises the limit (a number of more than 4,300 digits is read "
+                                "only as a string)") from None
+            # (a raised limit allows the digits; a TOML integer has no leading zeros, so it is past 1e4300)
+            raise CaseError(f"line {line}: an integer written with {digits} digits, far beyond 1e{MAX_EXPONENT}",
+                            file=str(path), expected=f"numbers between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in "
+                            "size") from None
         raise CaseError(f"malformed TOML: {exc}", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
     tensors = weights.merge(data, str(path), *WEIGHT_FIELDS) if "weights" in data else {}
@@ -350,6 +358,7 @@ HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.
 
 
 RAISED_WEIGHTS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*weights\s*=\s*(\d+)")
+RAISED_DIGITS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*digits\s*=\s*(\d+)")
 
 
 def _count_before_parsing(text: str, file: str) -> None:

@@ -36,8 +36,11 @@ def not_utf8(exc: UnicodeDecodeError) -> str:
     """A file's bytes that are not UTF-8, said for a user: ``cannot read: line 5, column
     10: invalid start byte (byte 0xff): not UTF-8 text``: the line, and the column in
     characters (the line's bytes before it read as UTF-8 where they can be), not Python's
-    byte offset."""
+    byte offset; a file that starts with UTF-16's byte-order mark is said to be UTF-16 (as
+    Windows Notepad saves "Unicode")."""
     raw, at = exc.object, exc.start
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "cannot read: the file is UTF-16 text (it starts with UTF-16's byte-order mark): not UTF-8 text"
     start = raw.rfind(b"\n", 0, at) + 1
     line, column = raw.count(b"\n", 0, at) + 1, len(raw[start:at].decode("utf-8", "replace")) + 1
     return f"cannot read: line {line}, column {column}: {exc.reason} (byte 0x{raw[at]:02x}): not UTF-8 text"

@@ -46,7 +46,11 @@ class Node:
     __slots__ = ("args",)
 
     def __init__(self, *args):
-        self.args = tuple(_node(a) for a in args)
+        for a in args:
+            if not isinstance(a, _READY):
+                self.args = tuple(map(_node, args))
+                return
+        self.args = args  # (nodes, Names and words as they are: most of a page's 350,000)
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.args == other.args
@@ -133,6 +137,7 @@ class Rat(Node):
 
 
 HALF = Rat(1, 2)
+_READY = (Node, Name, str)  # an argument kept as it is (see _node)
 
 
 def _node(a):

@@ -272,6 +272,18 @@ def test_not_utf8(tmp_path):
                        "not UTF-8 text", "expected a text file saved as UTF-8")
 
 
+def test_utf16_is_named(tmp_path):
+    """A case saved as UTF-16 (Windows Notepad's "Unicode": a byte-order mark, then two
+    bytes a character) is said to be UTF-16, not "invalid start byte (byte 0xff)"."""
+    for encoding in ("utf-16", "utf-16-be"):
+        path = tmp_path / f"{encoding}.toml"
+        text = BASE if encoding == "utf-16" else "\ufeff" + BASE  # (utf-16-be writes no mark of its own)
+        path.write_bytes(text.encode(encoding))
+        line = assert_clean_error(run("run", str(path)), str(path), "the file is UTF-16 text", "not UTF-8 text",
+                                  "expected a text file saved as UTF-8")
+        assert "0xff" not in line and "0xfe" not in line
+
+
 def test_a_byte_order_mark_is_read_past(tmp_path):
     """A case saved with a byte-order mark (as Windows Notepad saves UTF-8) reads as the
     same case without it: the same output."""

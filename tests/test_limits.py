@@ -45,6 +45,21 @@ def test_the_digits_limit_can_be_raised_on_purpose(tmp_path):
     assert case.E[0][0] * 10 ** 400 == 1
 
 
+def test_an_integer_past_the_raised_digits_is_past_the_size_limit(tmp_path):
+    """5,000 digits as a bare integer with [limits] digits = 6000: the digits are allowed,
+    the size is not (a TOML integer has no leading zeros: past 1e4300, far beyond 1e1000),
+    and the line says so, as it does for the same number written as a string (a fresh user
+    saw "more than the limit of 400 digits" under a raised limit)."""
+    raised = "\n[limits]\ndigits = 6000\n"
+    result, path = run_case(tmp_path, first_weight("1" * 5000) + raised, "--step", "tokens")
+    line = assert_clean_error(result, path, "5000 digits", "far beyond 1e1000", "between 1e-1000 and 1e1000")
+    assert "limit of 400" not in line
+    quoted = tmp_path / "quoted.toml"
+    quoted.write_text(first_weight('"' + "1" * 5000 + '"') + raised, encoding="utf-8")
+    with pytest.raises(CaseError, match="between 1e-1000 and 1e1000"):
+        load_case(str(quoted))
+
+
 def test_a_case_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
     path = tmp_path / "big.toml"
     path.write_text(BASE + "\n# " + "x" * 17_000_000 + "\n", encoding="utf-8")
