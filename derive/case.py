@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import registry, weights
-from .errors import CaseError, not_utf8
+from .errors import CaseError, not_utf8, nul_bytes
 from .numbers import NUMBER_FORMS, parse_exact, python_int_guard
 
 Matrix = list[list[Fraction]]
@@ -235,6 +235,8 @@ def load_case(name_or_path: str) -> Case:
     try:
         with python_int_guard():  # a 16 MB integer would take minutes to read
             text = path.read_text(encoding="utf-8").removeprefix("\ufeff")  # (a byte-order mark, as Notepad writes)
+            if "\x00" in text:
+                raise CaseError(nul_bytes(text), file=str(path), expected="a text file saved as UTF-8")
             _count_before_parsing(text, str(path))
             data = parse_toml(text)
     except UnicodeDecodeError as exc:
@@ -257,9 +259,8 @@ def load_case(name_or_path: str) -> Case:
             limit = int(raised.group(1)) if raised else LIMITS["digits"]
             if digits > limit:
                 raise CaseError(f"line {line}: a number written with {digits} digits, more than the limit of {limit} "
-                                "digits", file=str(path), expected=f"numbers of at most {limit} digits; a [limits] "
-                                "table with digits = N raises the limit (a number of more than 4,300 digits is read "
-                                "only as a string)") from None
+                                "digits", file=str(path), expected=f"numbers of at most {limit} digits, between "
+                                f"1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in size") from None
             # (a raised limit allows the digits; a TOML integer has no leading zeros, so it is past 1e4300)
             raise CaseError(f"line {line}: an integer written with {digits} digits, far beyond 1e{MAX_EXPONENT}",
                             file=str(path), expected=f"numbers between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in "
@@ -406,8 +407,9 @@ def _digits(value) -> int:
     turning it into text first (an int of 10^5 digits has no text)."""
     if isinstance(value, bool):
         return 0
-    if isinstance(value, int):
-        return max(1, int(abs(value).bit_length() * 0.30103) + 1)
+    if isinstance(value, int):  # (from its bits, one too many when it is below that power of 10: 10^499 <= 500 digits)
+        digits = max(1, int(abs(value).bit_length() * 0.30103) + 1)
+        return digits - 1 if digits > 1 and abs(value) < 10 ** (digits - 1) else digits
     if isinstance(value, Decimal):  # 0.0001 has 4 digits (its denominator, 10^4); 1e999 one (its size is bounded apart)
         sign, digits, exponent = value.as_tuple()
         return max(len(digits), -exponent) if isinstance(exponent, int) else len(digits)

@@ -46,6 +46,19 @@ def not_utf8(exc: UnicodeDecodeError) -> str:
     return f"cannot read: line {line}, column {column}: {exc.reason} (byte 0x{raw[at]:02x}): not UTF-8 text"
 
 
+def nul_bytes(text: str) -> str | None:
+    """Why text read as UTF-8 is not text, when it holds a NUL byte: UTF-16 saved with no
+    byte-order mark (ASCII with a 0 byte beside each character: a third of the characters
+    or more are NUL), else the place of the first NUL byte; None for text with none."""
+    at = text.find("\x00")
+    if at < 0:
+        return None
+    if 3 * text.count("\x00") >= len(text):
+        return "cannot read: the file is UTF-16 text (a 0 byte beside each character): not UTF-8 text"
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    return f"cannot read: line {line}, column {column}: a NUL byte (0x00): not text"
+
+
 class CaseError(DeriveError):
     """A case file that cannot be loaded: malformed TOML, a missing or malformed field,
     a shape mismatch, a token not in the vocabulary, or a convention derive does not know."""

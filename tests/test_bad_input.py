@@ -284,6 +284,22 @@ def test_utf16_is_named(tmp_path):
         assert "0xff" not in line and "0xfe" not in line
 
 
+def test_utf16_without_its_mark_and_a_nul_byte_are_named(tmp_path):
+    """UTF-16 saved with no byte-order mark decodes as UTF-8 (ASCII with a 0 byte beside
+    each character): it is said to be UTF-16, not "malformed TOML: Found invalid character
+    '\\x00'" or "Invalid statement"; a lone NUL byte is named with its line and column."""
+    for encoding in ("utf-16-le", "utf-16-be"):
+        path = tmp_path / f"{encoding}.toml"
+        path.write_bytes(BASE.encode(encoding))
+        assert_clean_error(run("run", str(path)), str(path), "the file is UTF-16 text", "not UTF-8 text")
+    path = tmp_path / "nul.toml"
+    text = BASE.replace("# the", "# t\x00he", 1)
+    line = text[:text.index("\x00")].count("\n") + 1
+    column = text.index("\x00") - text.rfind("\n", 0, text.index("\x00"))
+    path.write_bytes(text.encode("utf-8"))
+    assert_clean_error(run("run", str(path)), str(path), f"line {line}, column {column}: a NUL byte (0x00)")
+
+
 def test_a_byte_order_mark_is_read_past(tmp_path):
     """A case saved with a byte-order mark (as Windows Notepad saves UTF-8) reads as the
     same case without it: the same output."""

@@ -581,10 +581,11 @@ def test_a_hand_file_that_is_not_utf8_is_one_error_line_with_its_place(tmp_path)
 def test_a_utf16_hand_file_is_named(tmp_path):
     """A hand file saved as UTF-16 (with its byte-order mark) is said to be UTF-16."""
     hand = tmp_path / "hw.txt"
-    hand.write_bytes("L = 0.928\n".encode("utf-16"))
-    out = run_cli("check", "cat-climbed", str(hand))
-    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
-    assert "the file is UTF-16 text" in out.stderr and "not UTF-8 text" in out.stderr, out.stderr
+    for encoding in ("utf-16", "utf-16-le"):  # (with its byte-order mark, and without: no verdict on garbled lines)
+        hand.write_bytes("L = 0.928\np(\u2423roof) = 0.395\n".encode(encoding))
+        out = run_cli("check", "cat-climbed", str(hand))
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert "the file is UTF-16 text" in out.stderr and "not UTF-8 text" in out.stderr, out.stderr
 
 
 def test_missing_file_is_a_user_error(tmp_path):

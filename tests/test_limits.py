@@ -27,6 +27,8 @@ def first_weight(text: str) -> str:
     ("0." + "1" * 100_000, 100_000),
     ('"1/' + "7" * 100_000 + '"', 100_001),
     ("1" * 401, 401),
+    ("1" * 500, 500),  # (counted from its bits: once said 501)
+    ("9" * 1000, 1000),
 ])
 def test_a_number_with_too_many_digits_is_refused_at_once(tmp_path, written, digits):
     start = time.perf_counter()
