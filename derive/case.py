@@ -210,6 +210,9 @@ def resolve(name_or_path: str) -> Path:
     cases = bundled_cases()
     if name_or_path in cases:
         return cases[name_or_path]
+    if path.is_dir():
+        raise CaseError(f"{name_or_path!r} is a folder, not a case file",
+                        expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
     raise CaseError(f"no such case file or bundled case {name_or_path!r}",
                     expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
 

@@ -560,8 +560,9 @@ def check_command(
                 raise DeriveError(nul_bytes(text), file=file, expected="a text file saved as UTF-8")
         except UnicodeDecodeError as exc:
             raise DeriveError(not_utf8(exc), file=file, expected="a text file saved as UTF-8") from None
-        except OSError as exc:
-            raise DeriveError(f"cannot read: {exc}", file=file) from None
+        except OSError as exc:  # (the reason alone: the file is named at the start of the line)
+            raise DeriveError(f"cannot read: {exc.strerror or exc}", file=file,
+                              expected="a readable UTF-8 text file") from None
         verdicts = Checker(derivation, rounding.value).check_text(text)
     except DeriveError as exc:
         fail(exc)

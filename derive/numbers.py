@@ -35,18 +35,22 @@ def parse_exact(value: object) -> Fraction:
         return Fraction(value)
     if isinstance(value, str):
         text = value.strip().replace("\u2212", "-")
+        if "/" in text:
+            num, den = text.split("/", 1)
+            try:
+                num, den = int(num), int(den)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a number") from None
+            if den == 0:
+                raise ValueError(f"{value!r} divides by 0")
+            return Fraction(num, den)
         try:
-            if "/" in text:
-                num, den = text.split("/", 1)
-                result = Fraction(int(num), int(den))
-            else:
-                dec = Decimal(text)
-                if not dec.is_finite():
-                    raise ValueError(f"{value!r} is not finite")
-                result = Fraction(dec)
-        except (ValueError, ZeroDivisionError, InvalidOperation):
+            dec = Decimal(text)
+        except InvalidOperation:
             raise ValueError(f"{value!r} is not a number") from None
-        return result
+        if not dec.is_finite():
+            raise ValueError(f"{value!r} is not finite")
+        return Fraction(dec)
     raise ValueError(f"{value!r} is not a number")
 
 

@@ -103,7 +103,7 @@ BAD_CASES = [
     ("weight-in-block", edit("  [0, 0, 0, 0],\n  [1, 0, 1, 0],\n]", '  [0, 0, 0, 0],\n  [1, 0, "x", 0],\n]'),
      "field blocks[1].W_Q row 4, column 3", ["'x' is not a number", "expected " + NUMBER]),
     ("weight-one-over-zero", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "1/0",  0,   -0.5],'),
-     "field model.E row 3, column 2", ["'1/0' is not a number", "expected " + NUMBER]),
+     "field model.E row 3, column 2", ["'1/0' divides by 0", "expected " + NUMBER]),  # (not "is not a number")
     ("weight-nan", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   nan,  0,   -0.5],"),
      "field model.E row 3, column 2", ["is not finite", "expected " + NUMBER]),
     ("weight-date", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1979-05-27,  0,   -0.5],"),
@@ -312,10 +312,11 @@ def test_a_byte_order_mark_is_read_past(tmp_path):
 
 
 def test_a_folder_instead_of_a_file(tmp_path):
-    """A folder is neither a case file nor a bundled name."""
+    """A folder is neither a case file nor a bundled name, and the line says it is a folder
+    (it exists: "no such case file" misled a fresh user)."""
     folder = tmp_path / "folder.toml"
     folder.mkdir()
-    assert_clean_error(run("run", str(folder)), "no such case file or bundled case", "expected a path to a .toml file")
+    assert_clean_error(run("run", str(folder)), "is a folder, not a case file", "expected a path to a .toml file")
 
 
 def test_nonexistent_case_name():

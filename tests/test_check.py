@@ -591,6 +591,9 @@ def test_a_utf16_hand_file_is_named(tmp_path):
 def test_missing_file_is_a_user_error(tmp_path):
     out = run_cli("check", "cat-climbed", str(tmp_path / "nothing.md"))
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
+    # (the reason and what was expected, not Python's "[Errno 2] ...: 'path'" naming the file twice)
+    assert "cannot read: No such file or directory (expected a readable UTF-8 text file)" in out.stderr, out.stderr
+    assert "Errno" not in out.stderr
 
 
 def test_a_one_letter_piece_is_read_as_in_backticks():
