@@ -123,7 +123,10 @@ class Name:
         return text(self)
 
     def __repr__(self) -> str:
-        return f"Name({str(self)!r})"
+        # (the call that makes it: Name('mu', position=5, norm='ln2'))
+        f, defaults = self.fields, Fields.__dataclass_fields__
+        given = [f"{k}={getattr(f, k)!r}" for k in defaults if k != "symbol" and getattr(f, k) != defaults[k].default]
+        return f"Name({', '.join([repr(f.symbol), *given])})"
 
     @property
     def name(self) -> str:

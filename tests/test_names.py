@@ -64,6 +64,7 @@ NAMES = [
 def test_one_printer_three_notations_and_one_parser(name, plain, uni, tex):
     assert (text(name), unicode(name), latex(name)) == (plain, uni, tex)
     assert str(name) == plain and sympy.latex(name.sympy()) == tex  # SymPy's own printers agree
+    assert eval(repr(name), {"Name": Name, "Piece": Piece}) == name  # (repr is the call that makes it)
     for written in (plain, uni, tex):
         assert parse_name(written) == name, written
 
