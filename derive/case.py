@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import registry, weights
-from .errors import CaseError, not_utf8, nul_bytes
+from .errors import CaseError, read_text
 from .numbers import NUMBER_FORMS, parse_exact, python_int_guard
 
 Matrix = list[list[Fraction]]
@@ -237,15 +237,9 @@ def load_case(name_or_path: str) -> Case:
                         "DERIVE_MAX_CASE_MB=N raises it on purpose")
     try:
         with python_int_guard():  # a 16 MB integer would take minutes to read
-            text = path.read_text(encoding="utf-8").removeprefix("\ufeff")  # (a byte-order mark, as Notepad writes)
-            if "\x00" in text:
-                raise CaseError(nul_bytes(text), file=str(path), expected="a text file saved as UTF-8")
+            text = read_text(path, CaseError).removeprefix("\ufeff")  # (a byte-order mark, as Notepad writes)
             _count_before_parsing(text, str(path))
             data = parse_toml(text)
-    except UnicodeDecodeError as exc:
-        raise CaseError(not_utf8(exc), file=str(path), expected="a text file saved as UTF-8") from None
-    except OSError as exc:
-        raise CaseError(f"cannot read: {exc}", file=str(path), expected="a readable UTF-8 text file") from None
     except RecursionError:
         raise CaseError("malformed TOML: arrays or tables nested too deeply", file=str(path),
                         expected="a TOML document as in docs/case-format.md") from None
@@ -258,8 +252,7 @@ def load_case(name_or_path: str) -> Case:
                                 f"1e{MAX_EXPONENT}", file=str(path), expected=f"numbers between 1e-{MAX_EXPONENT} "
                                 f"and 1e{MAX_EXPONENT}") from None
             digits = len(huge.group(2).replace("_", ""))
-            raised = RAISED_DIGITS.search(text)
-            limit = int(raised.group(1)) if raised else LIMITS["digits"]
+            limit = _raised(text, "digits")
             if digits > limit:
                 raise CaseError(f"line {line}: a number written with {digits} digits, more than the limit of {limit} "
                                 "digits", file=str(path), expected=f"numbers of at most {limit} digits, between "
@@ -361,8 +354,16 @@ def _shallow(text: str, most: int) -> bool:
 HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.\"'])[-+]?(\d(?:_?\d){4300,})")
 
 
-RAISED_WEIGHTS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*weights\s*=\s*(\d+)")
-RAISED_DIGITS = re.compile(r"(?ms)^\[limits\][^\[]*?^\s*digits\s*=\s*(\d+)")
+# a limit a case's [limits] table raises, read from its text before TOML is parsed
+RAISED = {key: re.compile(rf"(?ms)^\[limits\][^\[]*?^\s*{key}\s*=\s*(\d+)") for key in ("weights", "digits")}
+
+
+def _raised(text: str, key: str) -> int:
+    """The limit ``key`` (``weights`` or ``digits``) as the case's text raises it in its
+    ``[limits]`` table, else :data:`LIMITS`' (read before the TOML is: the file's size or an
+    unreadable number is being judged)."""
+    raised = RAISED[key].search(text)
+    return int(raised.group(1)) if raised else LIMITS[key]
 
 
 def _count_before_parsing(text: str, file: str) -> None:
@@ -374,8 +375,7 @@ def _count_before_parsing(text: str, file: str) -> None:
         CaseError: past the limit."""
     if len(text) < 2 * LIMITS["weights"]:
         return  # (the default limit: 2 MB, read in well under a second; the exact count comes after)
-    raised = RAISED_WEIGHTS.search(text)
-    limit = int(raised.group(1)) if raised else LIMITS["weights"]
+    limit = _raised(text, "weights")
     if len(text) < 2 * limit:
         return  # (each number takes a digit and a separator: fewer than limit of them; the count takes 0.6 s on 7 MB)
     words = re.sub(rb"#[^\n]*", b"", text.encode("utf-8"))  # (comments hold no weights)

@@ -25,7 +25,7 @@ from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
-from .errors import DeriveError, not_utf8, nul_bytes
+from .errors import DeriveError, read_text
 from .evaluate import Progress, reporting, set_aside
 from .output import write_atomic
 from .printing import counted
@@ -554,15 +554,7 @@ def check_command(
 
     try:
         derivation = derived(case)
-        try:
-            text = open(file, encoding="utf-8").read()
-            if "\x00" in text:
-                raise DeriveError(nul_bytes(text), file=file, expected="a text file saved as UTF-8")
-        except UnicodeDecodeError as exc:
-            raise DeriveError(not_utf8(exc), file=file, expected="a text file saved as UTF-8") from None
-        except OSError as exc:  # (the reason alone: the file is named at the start of the line)
-            raise DeriveError(f"cannot read: {exc.strerror or exc}", file=file,
-                              expected="a readable UTF-8 text file") from None
+        text = read_text(file)
         verdicts = Checker(derivation, rounding.value).check_text(text)
     except DeriveError as exc:
         fail(exc)

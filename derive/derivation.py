@@ -15,11 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import sympy
 
 from . import registry
 from .case import Case
@@ -31,6 +27,9 @@ from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
 from .graph import Div, Graph, Meta, to_fmpq
 from .rounding import Format
 from .steps import Ref, Step
+
+if TYPE_CHECKING:  # (the exact forms' type; SymPy is loaded only when one is built)
+    import sympy
 
 VALUE_FORMAT = Format(places=None, sig=30, mode="half-even")  # the JSON ``value`` field
 

@@ -59,6 +59,29 @@ def nul_bytes(text: str) -> str | None:
     return f"cannot read: line {line}, column {column}: a NUL byte (0x00): not text"
 
 
+def read_text(path, error: type[DeriveError] = DeriveError) -> str:
+    """The text of the file at ``path`` (a case or a hand file), read as UTF-8 (a leading
+    byte-order mark kept: the readers read past it).
+
+    Raises:
+        DeriveError: of class ``error``, naming the file, on one line: the file cannot be
+            read (the system's reason alone: "No such file or directory"), a byte is not
+            UTF-8 (:func:`not_utf8`), or the text holds a NUL byte (UTF-16 saved without
+            its mark: :func:`nul_bytes`)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except UnicodeDecodeError as exc:
+        raise error(not_utf8(exc), file=str(path), expected="a text file saved as UTF-8") from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror or exc}", file=str(path),
+                    expected="a readable UTF-8 text file") from None
+    reason = nul_bytes(text)
+    if reason is not None:
+        raise error(reason, file=str(path), expected="a text file saved as UTF-8")
+    return text
+
+
 class CaseError(DeriveError):
     """A case file that cannot be loaded: malformed TOML, a missing or malformed field,
     a shape mismatch, a token not in the vocabulary, or a convention derive does not know."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-
 from .case import SPACE, Case
 from .derivation import EXACT_PATH_SIZE, START_PREC, Derivation, derive
 from .errors import DeriveError, EvaluationError

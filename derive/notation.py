@@ -27,6 +27,7 @@ from .lazy import lazy
 from .name import SPACE, texttt
 
 sympy = lazy("sympy")  # loaded when an exact form is first asked for
+
 TARGETS = ("latex", "katex")
 
 # Names printed upright; the Greek letters come from SymPy's printer.
