@@ -742,6 +742,32 @@ def main() -> None:
     short process that allocates millions of objects and frees most by reference counting:
     the young generation is collected every GC_THRESHOLD allocations instead of every 700
     (the cyclic collector's share of ``derive check crane`` on its 3 MB page fell from 12 s
-    to 5 s, its peak memory unchanged; see :func:`derived` for the other half)."""
+    to 5 s, its peak memory unchanged; see :func:`derived` for the other half).
+
+    The command's objects are left to the operating system when it ends: once stdout and
+    stderr are flushed, the process exits without Python's teardown, which frees every
+    object and module one by one (``derive run cat-climbed``: 0.1 s of 0.5; crane's JSON:
+    0.6 s). A flush that fails (a closed pipe, a full disk) goes Python's usual way."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    app()
+    try:
+        app()
+    except SystemExit as exc:  # (typer's standalone mode always ends here, as sys.exit does)
+        exit_now(exc)
+        raise
+
+
+def exit_now(exc: SystemExit) -> None:
+    """End the process with ``exc``'s exit code, skipping Python's teardown (``os._exit``),
+    after flushing stdout and stderr; return (for the caller to raise ``exc``) when a
+    flush fails or the code is not an integer or None (sys.exit's message), so that Python
+    reports and exits as usual. No atexit handler of derive's needs to run (a forked child
+    of :mod:`derive.isolated` is waited for by the call that made it)."""
+    code = exc.code
+    if code is not None and not isinstance(code, int):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (a closed pipe or stream: Python's own exit says what it always says)
+        return
+    os._exit(code or 0)

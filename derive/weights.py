@@ -199,10 +199,12 @@ class FileMatrix(Sequence):
         nonzero = ints != 0
         if not nonzero.any():
             return np.zeros((rows, cols), dtype=np.int64), fmpz(1)
-        low_bit = np.where(nonzero, ints & -ints, 1)  # (the factors of two each mantissa holds)
-        shift = exponent.astype(np.int64) - 53 + np.log2(low_bit).astype(np.int64)
+        # (the factors of two each mantissa holds: its lowest bit, a power of two that a double holds exactly)
+        zeros = np.frexp((ints & -ints).astype(np.float64))[1] - 1
+        zeros[~nonzero] = 0
+        shift = (exponent + zeros).astype(np.int64) - 53
         low = int(shift[nonzero].min())  # (the least exponent of an entry's lowest bit)
-        ints = ints // low_bit  # (odd integers, at most 53 bits, exact)
+        ints >>= zeros  # (odd integers, at most 53 bits, exact)
         up = np.where(nonzero, shift - low, 0)
         if int(up.max()) <= 9:  # (the numerators fit 62 bits: shifted in numpy)
             Z = ints << up

@@ -148,3 +148,44 @@ def test_a_command_gives_back_what_it_set_aside_from_the_garbage_collector(monke
     invoke(*args)
     assert during and during[0] > 0  # set aside while the page is made
     assert gc.get_freeze_count() == 0  # and given back
+
+
+MAIN = ("import atexit, sys, derive.cli as c\n"
+        "atexit.register(lambda: sys.stderr.write('teardown ran\\n'))\n"
+        "sys.argv[0] = 'derive'\n"
+        "c.main()\n")
+
+
+@pytest.mark.parametrize("args, code", [(("run", "cat-climbed", "--step", "loss"), 0), (("run", "no-such-case"), 2)])
+def test_the_entry_point_ends_without_pythons_teardown(args, code, tmp_path):
+    """The installed entry point (cli.main) leaves the command's objects to the operating
+    system: no atexit handler runs (Python's teardown is skipped), yet the exit code is the
+    command's and everything it wrote is there (stdout and stderr flushed first)."""
+    done = subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == code, done.stderr
+    assert "teardown ran" not in done.stderr
+    if code == 0:  # the seed's loss, L = 0.928 nats, the page's last line
+        assert done.stdout.rstrip().endswith("the exact value 0.92773\u2026 rounds to 0.928.")
+    else:
+        assert done.stderr.startswith("error: no such case file") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("code, flush_fails, exits_with", [(0, False, 0), (None, False, 0), (2, False, 2),
+                                                           (0, True, None), ("a message", False, None)])
+def test_exit_now_skips_the_teardown_only_after_a_clean_flush(monkeypatch, code, flush_fails, exits_with):
+    """cli.exit_now ends the process (os._exit) with the command's code once stdout and
+    stderr are flushed; when a flush fails (a reader that went away) or the code is
+    sys.exit's message, it returns, and Python exits its usual way."""
+    import io
+
+    class Stream(io.StringIO):
+        def flush(self):
+            if flush_fails:
+                raise BrokenPipeError(32, "Broken pipe")
+
+    exits = []
+    monkeypatch.setattr(derive.cli.os, "_exit", exits.append)
+    monkeypatch.setattr(sys, "stdout", Stream())
+    derive.cli.exit_now(SystemExit(code))
+    assert exits == ([] if exits_with is None else [exits_with])
