@@ -315,11 +315,12 @@ def run_bounded(args: list[str], bound: float) -> Outcome:
     ``bound`` seconds (raising :class:`OverTime` out of the run: exit code -1, and the
     innermost frames of derive it stopped in, as the outcome's stderr).
 
-    The run is set up as ``derive`` in a process of its own (:func:`derive.cli.main`): the
+    The run is set up as ``derive`` in a process of its own (:func:`derive.__main__.main`): the
     collector's young threshold at GC_THRESHOLD."""
     from typer.testing import CliRunner
 
-    from derive.cli import GC_THRESHOLD, app
+    from derive.__main__ import GC_THRESHOLD
+    from derive.cli import app
 
     def alarm(signum, frame):
         raise OverTime(f"past {bound} s")

@@ -150,7 +150,7 @@ def test_a_command_gives_back_what_it_set_aside_from_the_garbage_collector(monke
     assert gc.get_freeze_count() == 0  # and given back
 
 
-MAIN = ("import atexit, sys, derive.cli as c\n"
+MAIN = ("import atexit, sys, derive.__main__ as c\n"
         "atexit.register(lambda: sys.stderr.write('teardown ran\\n'))\n"
         "sys.argv[0] = 'derive'\n"
         "c.main()\n")
@@ -158,7 +158,7 @@ MAIN = ("import atexit, sys, derive.cli as c\n"
 
 @pytest.mark.parametrize("args, code", [(("run", "cat-climbed", "--step", "loss"), 0), (("run", "no-such-case"), 2)])
 def test_the_entry_point_ends_without_pythons_teardown(args, code, tmp_path):
-    """The installed entry point (cli.main) leaves the command's objects to the operating
+    """The installed entry point (derive.__main__.main) leaves the command's objects to the operating
     system: no atexit handler runs (Python's teardown is skipped), yet the exit code is the
     command's and everything it wrote is there (stdout and stderr flushed first)."""
     done = subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, text=True, timeout=120,
@@ -189,3 +189,21 @@ def test_exit_now_skips_the_teardown_only_after_a_clean_flush(monkeypatch, code,
     monkeypatch.setattr(sys, "stdout", Stream())
     derive.cli.exit_now(SystemExit(code))
     assert exits == ([] if exits_with is None else [exits_with])
+
+
+def test_the_entry_point_raises_the_collectors_threshold_before_importing_the_cli(tmp_path):
+    """derive.__main__.main sets the young threshold (GC_THRESHOLD) before derive.cli and
+    the libraries under it are imported: their import no longer pays for collections."""
+    spy = ("import gc, sys\n"
+           "real = gc.set_threshold\n"
+           "def spy(*a):\n"
+           "    sys.stderr.write(f'threshold {a[0]}, cli imported: {\"derive.cli\" in sys.modules}\\n')\n"
+           "    real(*a)\n"
+           "gc.set_threshold = spy\n"
+           "import derive.__main__ as m\n"
+           "sys.argv[0] = 'derive'\n"
+           "m.main()\n")
+    done = subprocess.run([sys.executable, "-c", spy, "--help"], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "threshold 20000, cli imported: False"
