@@ -213,7 +213,9 @@ def resolve(name_or_path: str) -> Path:
     if path.is_dir():
         raise CaseError(f"{name_or_path!r} is a folder, not a case file",
                         expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
-    raise CaseError(f"no such case file or bundled case {name_or_path!r}",
+    close = [] if path.suffix else difflib.get_close_matches(name_or_path, cases, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""  # (a bundled case's name mistyped)
+    raise CaseError(f"no such case file or bundled case {name_or_path!r}{hint}",
                     expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
 
 

@@ -324,6 +324,13 @@ def test_nonexistent_case_name():
     result = run("run", "no-such-case")
     assert_clean_error(result, "no such case file or bundled case 'no-such-case'",
                        "expected a path to a .toml file or one of:", "cat-climbed")
+    assert "did you mean" not in result.output  # (no bundled name is near it)
+
+
+@pytest.mark.parametrize("typed, meant", [("cat-climbd", "cat-climbed"), ("crain", "crane"), ("Softmax", "softmax")])
+def test_a_mistyped_bundled_name_suggests_the_nearest(typed, meant):
+    """A bundled case's name mistyped by a letter or two: the line says which one was meant."""
+    assert_clean_error(run("run", typed), f"no such case file or bundled case '{typed}'; did you mean {meant}?")
 
 
 def test_places_and_sig_together():
