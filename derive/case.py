@@ -545,12 +545,15 @@ class _Reader:
         return known
 
     def _read_number(self, value, where: str) -> Fraction:
-        """:meth:`number` for a value not read before."""
-        digits = _digits(value)
-        if digits > self.limits["digits"]:  # checked before any arithmetic on it
-            raise self.over("digits", where, f"a number of {digits} digits")
-        exponent = _decimal_exponent(value)  # checked first: Fraction(Decimal("1e999999999")) would hang
+        """:meth:`number` for a value not read before: its size first, from a decimal's
+        exponent (``1e-99999`` is too small, though its decimal places are also past the
+        digits limit; ``Fraction(Decimal("1e999999999"))`` would hang), then its digits,
+        both before any arithmetic on it."""
+        exponent = _decimal_exponent(value)
         if exponent is None or abs(exponent) <= MAX_EXPONENT:
+            digits = _digits(value)
+            if digits > self.limits["digits"]:
+                raise self.over("digits", where, f"a number of {digits} digits")
             try:
                 result = parse_exact(value)
             except ValueError as exc:
