@@ -61,7 +61,8 @@ MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
 RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
 PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
 SENTENCE_WORD = re.compile(r"(?<![\\\w])(?!(?:exp|sqrt|sum|tanh|erf|sin|cos|log|GELU)\b)[A-Za-z]{3,}(?![\w(])")
-WORDS = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}\s+[A-Za-z]{2,}")  # three words in a row: a sentence
+WORDS = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}\s+[A-Za-z]{2,}\s+[A-Za-z]{2,}")  # three words in a row: a sentence
+# (tried only where a word starts: from inside a long run of letters each try read the run to its end again)
 # ``Head 1``, ``# head 2``, ``Head 1, with ...``, ``Head 2: a_{5,2} = ...`` (not ``Head 1 looks at ...``)
 CONTEXT = re.compile(r"^[#\s*]*(head|block)\s+(\d+)(?=\s*$|\s*[:,.;(]|\s*\*)", re.IGNORECASE)
 TITLE_CONTEXT = re.compile(r"\b(head|block|row)\s+(\d+)\b", re.IGNORECASE)
@@ -745,15 +746,23 @@ def _has_relation(text: str) -> bool:
 
 def _split_quads(text: str) -> list[str]:
     """Equations separated by ``\\quad`` (``\\mu = 0.000,\\quad \\sigma = 0.866``)."""
-    parts = re.split(r",?\s*\\q?quad\b", text)
+    parts = re.split(r",?(?<!\s)\s*\\q?quad\b", text)  # (tried where a run of spaces starts: linear)
     return [p.strip().rstrip(",") for p in parts if p.strip()]
 
 
 def _inline_formulas(text: str) -> list[str]:
     """The inline formulas of a line of prose: ``$...$`` and ``\\(...\\)``."""
     text = text.replace("$$", "")
-    out = re.findall(r"\\\((.*?)\\\)", text)
-    parts = re.sub(r"\\\(.*?\\\)", " ", text).split("$")
+    out, rest = [], []
+    for line in text.split("\n"):  # (a formula stays on its line)
+        start, done = line.find("\\("), 0
+        while start != -1 and (end := line.find("\\)", start + 2)) != -1:  # (found left to right: linear)
+            out.append(line[start + 2:end])
+            rest += [line[done:start], " "]
+            done = end + 2
+            start = line.find("\\(", done)
+        rest.append(line[done:] + "\n")
+    parts = "".join(rest)[:-1].split("$")
     out += [p for k, p in enumerate(parts) if k % 2 and k < len(parts) - 1]
     return out
 

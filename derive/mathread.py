@@ -582,7 +582,7 @@ _PLAIN_NUMBER = r"[-\u2212]?\d+(?:\.\d+)?"
 _PLAIN_VALUE = re.compile(rf"\s*(?:({_PLAIN_NUMBER})|\[\s*({_PLAIN_NUMBER}(?:\s*,\s*{_PLAIN_NUMBER})*)\s*\])\s*")
 _VALUE_TAIL = re.compile(rf"(=|\u2248|\\approx|\\to|\u2192|(?<!\S)rounds\s+to)({_PLAIN_VALUE.pattern})$")
 # a piece written bare (␣roof) runs to the next space or bracket and may hold a relation
-_LAST_RUN = re.compile(r"[^\s()\[\]{},`$]*$")
+_LAST_RUN = re.compile(r"(?<![^\s()\[\]{},`$])[^\s()\[\]{},`$]*$")  # (tried where a run starts: linear)
 
 
 def _plain_value(text: str):

@@ -165,6 +165,36 @@ def test_a_long_name_is_not_a_name(derivation, piece, repeat):
     assert v.status in ("unreadable", "not checked"), v.message
 
 
+LONG = 100_000  # characters of one line
+LONG_LINES = {  # shapes whose reading was quadratic in the line's length (a search tried from every character)
+    "a name of letters": "x" * LONG + " = 0.5",  # (three words in a row, the last run of a name)
+    "spaces after the relation": "L =" + " " * LONG + "0.5",  # (the split at \\quad)
+    "spaces before it": "L" + " " * LONG + "= 0.5x",
+    "rounds ... to": "L = 0.5 rounds" + " " * LONG + "to",
+    "unclosed \\(": "\\(" * (LONG // 2),  # (the inline formulas)
+}
+
+
+@pytest.mark.parametrize("text", LONG_LINES.values(), ids=LONG_LINES.keys())
+def test_a_long_line_is_read_in_time_linear_in_its_length(derivation, text):
+    """A line of 100,000 characters of each shape that was read in quadratic time gets its
+    verdict within a bound far above a linear reading's (well under a second) and far below
+    the quadratic one's (minutes): the run is stopped by SIGALRM past it."""
+    import signal
+
+    def stop(signum, frame):
+        raise TimeoutError("past 20 s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        verdicts = check(derivation, text)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(verdicts) <= 1
+
+
 # ----------------------------------------------------------------------------- the CLI
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(BYTE_FILE)
