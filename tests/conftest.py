@@ -51,6 +51,14 @@ NOT_QUICK = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``-m quick``, the property tests that draw thousands of examples draw a tenth
+    of them (tests/examples.py): the edit loop's set stays under 2 minutes, and the full
+    counts run before a commit and in CI."""
+    if config.getoption("markexpr", "") == "quick":
+        os.environ["DERIVE_QUICK_TESTS"] = "1"
+
+
 def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
     """Under ``-m quick`` the NOT_QUICK files are not even imported (torch, transformers
     and the document tools' helpers take most of a collection's time)."""

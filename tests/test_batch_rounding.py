@@ -22,6 +22,8 @@ from flint import arb, ctx, fmpq, fmpz
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from examples import examples
+
 import derive.rounding as rounding
 from derive.case import load_case
 from derive.decimals import Rounder
@@ -99,7 +101,7 @@ formats = st.builds(
 )
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), fmt=formats)
 def test_batch_gives_the_per_value_text(data, fmt):
     values = data.draw(st.lists(balls(fmt.places), min_size=1, max_size=6))

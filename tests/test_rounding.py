@@ -26,6 +26,8 @@ from flint import arb, ctx, fmpq
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
+from examples import examples
+
 from derive.rounding import (
     MINUS,
     MODES,
@@ -715,7 +717,7 @@ def test_integer_of_a_ball_near_an_integer(mid, mode):
         assert round_ball_to_int(x, mode) == rounded[mode](mid)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(data=st.data(), places_=st.sampled_from([0, 0, 1, 2, 3, 3, 4, 6, 12, 30]), mode=st.sampled_from(MODES),
        signed_zero=st.booleans(), minus=st.sampled_from(["-", MINUS]), prec=st.sampled_from([53, 200]))
 def test_balls_at_places_against_their_endpoints(data, places_, mode, signed_zero, minus, prec):
@@ -766,7 +768,7 @@ def fractions_(draw):
     return sign * j * Fraction(10) ** k
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(4000), deadline=None)
 @given(q=fractions_(), fmt=formats)
 def test_exact_rationals(q, fmt):
     expected = integer_reference(q, fmt)
@@ -793,7 +795,7 @@ def test_round_fraction_to_int(a, b, mode):
     assert abs(q - n) < 1
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(k=st.one_of(st.integers(-30, 30), st.integers(-400, 400)), j=st.integers(1, 10**6),
        step=st.integers(-3, 3), rad_bits=st.integers(20, 200), sign=st.sampled_from([1, -1]),
        prec=st.sampled_from([53, 128, 300]))
