@@ -9,6 +9,7 @@ in the name (``o_5^{(1)}``, ``a_{5,3}^{(1)}``) chooses the head, as ``--head`` d
 is chosen by ``--block``. A name without its column (``u_5``) gives the row. A piece's
 ``␣`` mark may be left out only when the name matches nothing with it kept: in a
 vocabulary with both ``the`` and ``␣the``, ``z_the`` and ``z_␣the`` are different logits.
+A name that matches nothing is answered with a few of the case's own names (:func:`expected`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ from .steps import Ref
 
 HEAD = re.compile(r"\^\{?\((\d+)\)\}?")  # kept for derive.check: a head written as ^(h) or ^{(h)}
 MAX_NAME = 120  # characters of a name (derive's longest, a LaTeX gradient of a spelled-out piece, is about 60)
-EXPECTED = ("a name such as z_roof, a_{5,3} (of a head: explain --head, or a `Head 1` line in a checked file), "
-            "h_5[1], sigma_5, u_5, p(␣roof), L")
+HEAD_REMARK = "of a head: explain --head, or a `Head 1` line in a checked file"
+# the kinds of quantity a hint names, in this order, as far as a case has them (its last row's,
+# the loss's target piece): a logit, an attention weight, a residual entry, a norm's statistic,
+# a normalised row, a probability, the loss; then, for a case without them, scores, queries,
+# head outputs, inputs, MLP outputs, exponentials of logits
+EXAMPLE_KINDS = ("z", "a", "h", "sigma", "rms", "u", "p", "L", "s", "q", "o", "x", "m", "exp_z")
+MAX_EXAMPLES = 7
 
 _MEMO: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {key: value computed once})
 
@@ -111,15 +117,68 @@ def _by_symbol(derivation: Derivation) -> dict[str, list[tuple[int, object]]]:
     return per_derivation(derivation, "by symbol", groups)
 
 
-def read(name: str) -> Name:
+def expected(derivation: Derivation) -> str:
+    """The hint after "no quantity is called ...": a few of the case's own names, of
+    different kinds (:data:`EXAMPLE_KINDS`, at most :data:`MAX_EXAMPLES`), each one that
+    :func:`find` (so ``derive explain``) accepts as written; of a head's quantities (when the
+    case has several heads), the first is followed by how to choose the head, the others
+    write it (``a name such as z_␣roof, a_{5,1} (of a head: ...), h_5[1], sigma_5, u_5,
+    p(␣roof), L``; ``a_{4,1} (of a head: ...), s_{4,3}^(1), q_4^(1)[1], o_4^(1)[1]``).
+    Worked out once per derivation. A case none of whose quantities can be named alone
+    (each in several blocks) gets words alone."""
+    def compute() -> str:
+        shown, remarked = [], False
+        for name, in_head in _examples(derivation):
+            if _accepted(derivation, name, None):
+                shown.append(name)
+            elif in_head is not None and _accepted(derivation, name, 1):
+                shown.append(in_head if remarked else f"{name} ({HEAD_REMARK})")
+                remarked = True
+        if not shown:
+            return "a name of a quantity as `derive run` prints it"
+        return "a name such as " + ", ".join(shown[:MAX_EXAMPLES])
+    return per_derivation(derivation, "expected", compute)
+
+
+def _examples(derivation: Derivation) -> list[tuple[str, str | None]]:
+    """(name, the name with head 1 written in it, or None when it is no head's) of one
+    quantity of each kind of :data:`EXAMPLE_KINDS` the case has: the last position's first
+    component (of a normalised row, the whole row: ``u_5``), of head 1 for a head's; the
+    logit and probability of the loss's target piece (else the first piece)."""
+    groups = _by_symbol(derivation)
+    target = next((meta.index for _, meta in groups.get("L", ())), None)
+    out = []
+    for symbol in EXAMPLE_KINDS:
+        metas = [meta for _, meta in groups.get(symbol, ()) if not meta.param and meta.head in (None, 1)]
+        if not metas:
+            continue
+        last = max(m.position or 0 for m in metas)
+        meta = next((m for m in metas if target is not None and m.index == target), None) or \
+            min((m for m in metas if (m.position or 0) == last), key=lambda m: (len(str(m.index)), str(m.index)))
+        name = meta.label.rsplit("[", 1)[0] if symbol == "u" else meta.label
+        out.append((name, str(meta.name.but(head=1)) if meta.head is not None else None))
+    return out
+
+
+def _accepted(derivation: Derivation, name: str, head: int | None) -> bool:
+    """:func:`find` of ``name`` (in ``head``, no block) finds it in one place (never raising:
+    a hint is being made)."""
+    wanted = _parsed(name)
+    found = _found(derivation, wanted, None, head) if wanted is not None else []
+    return bool(found) and _places(derivation, found) is None
+
+
+def read(name: str, derivation: Derivation | None = None) -> Name:
     """The Name written as ``name``.
 
     Raises:
-        DeriveError: when the text is not a name.
+        DeriveError: when the text is not a name (the hint names ``derivation``'s own
+            quantities, :func:`expected`, when it is given).
     """
     parsed = _parsed(name)
     if parsed is None:
-        raise DeriveError(f"no quantity is called {name!r}", expected=EXPECTED)
+        raise DeriveError(f"no quantity is called {name!r}", expected=expected(derivation) if derivation is not None
+                          else "a name in the chapter's notation, as `derive run` prints it")
     return parsed
 
 
@@ -169,19 +228,34 @@ def _labelled(derivation: Derivation, label: str, block: int | None, head: int |
 
 
 def _find(derivation: Derivation, name: str | Name, block: int | None, head: int | None) -> list[Ref]:
-    wanted = read(name) if isinstance(name, str) else name
-    if wanted.fields.head is not None:
-        head = wanted.fields.head
-    found = _search(derivation, wanted, block, head, False) or _search(derivation, wanted, block, head, True)
+    wanted = read(name, derivation) if isinstance(name, str) else name
+    found = _found(derivation, wanted, block, head)
     if not found:
-        raise DeriveError(f"no quantity is called {str(name)!r}", expected=EXPECTED)
-    keys = [derivation.graph.nodes[i].meta.name.key() for i in found]
-    if len(set(keys)) < len(keys):
-        groups = {(derivation.graph.nodes[i].meta.block, derivation.graph.nodes[i].meta.head) for i in found}
-        where = ", ".join(f"block {b}" + (f" head {h}" if h else "") for b, h in sorted(groups, key=str))
+        raise DeriveError(f"no quantity is called {str(name)!r}", expected=expected(derivation))
+    where = _places(derivation, found)
+    if where is not None:
         raise DeriveError(f"{str(name)!r} names quantities in several places ({where})",
                           expected="--block and/or --head to choose one")
     return [Ref("before", i) for i in found]
+
+
+def _found(derivation: Derivation, wanted: Name, block: int | None, head: int | None) -> list[int]:
+    """The node ids :func:`_search` gives for ``wanted``, its pieces kept or else loose; a
+    head written in the name wins over ``head``."""
+    if wanted.fields.head is not None:
+        head = wanted.fields.head
+    return _search(derivation, wanted, block, head, False) or _search(derivation, wanted, block, head, True)
+
+
+def _places(derivation: Derivation, found: list[int]) -> str | None:
+    """The blocks and heads (``block 1 head 1, block 1 head 2``) when ``found`` holds the
+    same name more than once, else None."""
+    metas = [derivation.graph.nodes[i].meta for i in found]
+    keys = [meta.name.key() for meta in metas]
+    if len(set(keys)) == len(keys):
+        return None
+    groups = {(meta.block, meta.head) for meta in metas}
+    return ", ".join(f"block {b}" + (f" head {h}" if h else "") for b, h in sorted(groups, key=str))
 
 
 def _search(derivation: Derivation, wanted: Name, block: int | None, head: int | None, loose: bool) -> list[int]:

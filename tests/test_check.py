@@ -636,3 +636,55 @@ def test_check_a_uniform_row_decides_ties_by_the_mode(tmp_path, mode):
     for record, (exact, good) in zip(records, expected):
         assert record["exact"] == [exact], record
         assert (record["status"] in GOOD) is good, record
+
+
+# ------------------------------------------------- the hint after an unknown name: the case's own names
+HINT = re.compile(r"no quantity is called '[^']*' \(expected a name such as (.*)\)$")
+
+
+def hint_names(message: str) -> list[tuple[str, bool]]:
+    """(name, whether the head remark follows it) of each example of an unknown name's hint."""
+    match = HINT.match(message)
+    assert match, message
+    names = []
+    for part in re.sub(r" \(of a head: [^)]*\)", "\0", match.group(1)).split(", "):
+        names.append((part.rstrip("\0"), part.endswith("\0")))
+    return names
+
+
+@pytest.mark.parametrize("case,absent,present", [
+    # no LayerNorm and no loss (its TOML has no norm, no W_U, no target): no sigma_5, no L; 4 tokens
+    ("attention-qkv", {"sigma_5", "L", "z_roof", "p(␣roof)", "h_5[1]", "u_5"}, {"a_{4,1}"}),
+    # RMSNorm in every slot (its TOML: norm = "rmsnorm"): no sigma, but rms_5; the loss is there
+    ("cat-climbed-llama", {"sigma_5"}, {"rms_5", "L", "p(␣roof)"}),
+])
+def test_unknown_name_hint_names_the_cases_own_quantities(tmp_path, case, absent, present):
+    """The hint after "no quantity is called 'X'" was one fixed list (z_roof, a_{5,3},
+    h_5[1], sigma_5, u_5, p(␣roof), L), naming quantities these cases do not have. Now every
+    example is a name of the case that `derive explain` accepts (with --head where the
+    remark about heads follows it, as both cases have 2 heads), of at least three kinds."""
+    from derive.names import find
+    path = tmp_path / "hand.txt"
+    path.write_text("sigma_5 = 1\nL = 1\nnothing_here = 1\n", encoding="utf-8")
+    _, records = check_json(case, path)
+    unknown = [r for r in records if r["status"] == "unreadable"]
+    assert len(unknown) == len(absent & {"sigma_5", "L"}) + 1, records  # (L is llama's, 1.97...)
+    examples = hint_names(unknown[0]["message"])
+    assert all(hint_names(r["message"]) == examples for r in unknown)  # one hint for every name
+    shown = {name for name, _ in examples}
+    assert not shown & absent and present <= shown, examples
+    assert any(remarked for _, remarked in examples)  # the case has heads: the remark is kept
+    assert len({re.match(r"[A-Za-z]+", name).group() for name in shown}) >= 3  # of different kinds
+    d = derive(load_case(case))
+    for name, remarked in examples:
+        assert find(d, name, None, 1 if remarked else None), name
+        out = run_cli("explain", case, name, *(["--head", "1"] if remarked else []))
+        assert out.returncode == 0 and "Traceback" not in out.stderr, (name, out.stderr)
+
+
+def test_unknown_name_hint_in_explain_is_the_checkers():
+    """`derive explain` gives the same hint as `derive check` (one source)."""
+    out = run_cli("explain", "attention-qkv", "sigma_5")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    examples = hint_names(out.stderr.strip().removeprefix("error: "))
+    assert "sigma_5" not in {name for name, _ in examples} and "L" not in {name for name, _ in examples}
