@@ -39,7 +39,7 @@ from fractions import Fraction
 
 from flint import arb, ctx, fmpq
 
-from . import mathread, registry
+from . import formula as F, mathread, registry
 from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
@@ -543,9 +543,7 @@ class Checker:
             self._exact[ref] = printer.byhand._exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
         label = label_of(self.derivation, ref)
-        if (ref, places) not in self._reading:
-            self._reading[ref, places] = printer.byhand.reading(ref)
-        reading = self._reading[ref, places]
+        reading = self.reading(ref, places)
         if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
             note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
             self._settled[ref, text] = ("correct", f"{label}: correct{note}", None, None, expected, exact)
@@ -723,7 +721,8 @@ class Checker:
         # a by-hand form takes its inputs from a page printed at the result's places
         given = max((decimal_places(n.text) or 0 for n in mathread.numbers(entry.node)), default=0)
         # (a whole number, 1 + 1 = 2, is arithmetic on its own: no page is printed at 0 places)
-        quantities = self.by_hand_of(value, places) if given <= places and "." in text else []
+        quantities = [ref for ref in self.by_hand_of(value, places) if self.writes_inputs(entry.node, ref, places)] \
+            if given <= places and "." in text else []
         if expected is not None and _same(text, expected):
             message = f"correct: {entry.expr} = {shown}"
             tie = isinstance(value, Fraction) and is_tie(value, fmt)
@@ -838,6 +837,27 @@ class Checker:
         candidates = self._readings[places].get(_key(value, places + 12), [])
         return [ref for ref, v in candidates if _same_value(v, value, places + 12)]
 
+    def reading(self, ref: Ref, places: int):
+        """The by-hand reading of ``ref`` from the page printed at ``places``
+        (:meth:`derive.byhand.ByHand.reading`), or None; worked out once."""
+        if (ref, places) not in self._reading:
+            self._reading[ref, places] = self.printer(places).byhand.reading(ref)
+        return self._reading[ref, places]
+
+    def writes_inputs(self, node, ref: Ref, places: int) -> bool:
+        """The arithmetic ``node`` is ``ref``'s by-hand form: it writes every printed input
+        of it (each number the reader takes from the page at ``places``, up to sign) that
+        adds to it (a 0, or one multiplied by 0, whose term a reader may leave out, aside). A
+        quantity with no printed input (x_5 = E + P, from the weights alone) is no line's: a
+        value alone is a coincidence (``2^-1 = 0.5`` is not m_5[3], whose printed inputs are
+        g_5's)."""
+        reading = self.reading(ref, places)
+        if reading is None:
+            return False
+        live = {abs(d.fraction) for d in F.decimals(reading.formula.args[0], live=True)}
+        needed = {abs(d.fraction) for _, e in reading.sources for d in F.decimals(e)} & live - {0}
+        return bool(needed) and needed <= _written_numbers(node)
+
     def quantity_from_printed(self, value, text: str, places: int) -> str | None:
         """The label of a printed quantity whose correct value is ``text`` and whose by-hand
         form from the printed inputs gives exactly ``value``, or None."""
@@ -914,6 +934,18 @@ def _signed(node) -> str | None:
     if isinstance(node, mathread.Neg) and isinstance(node.a, mathread.Num):
         return "-" + node.a.text
     return node.text if isinstance(node, mathread.Num) else None
+
+
+def _written_numbers(node) -> set[Fraction]:
+    """The numbers written in a formula, up to sign (one that is not a decimal, such as
+    ``39.5%``, left out)."""
+    out = set()
+    for number in mathread.numbers(node):
+        try:
+            out.add(abs(_fraction(number.text)))
+        except ValueError:
+            pass
+    return out
 
 
 def _text(q: Fraction) -> str:

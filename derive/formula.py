@@ -329,6 +329,23 @@ def negated(expr) -> Node:
     raise ValueError(f"{expr} has no minus sign to take off")
 
 
+def decimals(expr, live: bool = False) -> list[Dec]:
+    """Every printed decimal in ``expr`` (a node, a Name or words), in the order written;
+    with ``live``, none of a product with a factor 0 (``-1.011 · 0``: a term that adds nothing)."""
+    if isinstance(expr, Dec):
+        return [expr]
+    if not isinstance(expr, Node) or live and isinstance(expr, Times) and any(map(_zero, expr.args)):
+        return []
+    return [d for a in expr.args for d in decimals(a, live)]
+
+
+def _zero(expr) -> bool:
+    """A written 0 (``0``, ``0.000``, ``-0.0``, ``(0)``)."""
+    if isinstance(expr, (Group, Neg)):
+        return _zero(expr.args[0])
+    return isinstance(expr, Rat) and expr.p == 0 or isinstance(expr, Dec) and expr.fraction == 0
+
+
 def value(expr) -> Fraction:
     """The exact value of a rational formula (decimals, rationals, + - · /).
 

@@ -688,3 +688,25 @@ def test_unknown_name_hint_in_explain_is_the_checkers():
     assert out.returncode == 2 and "Traceback" not in out.stderr
     examples = hint_names(out.stderr.strip().removeprefix("error: "))
     assert "sigma_5" not in {name for name, _ in examples} and "L" not in {name for name, _ in examples}
+
+
+# ------------------------------------------------- arithmetic named as a quantity only from its inputs
+def test_arithmetic_is_a_quantity_only_when_it_writes_its_printed_inputs(derivation, exact):
+    """2^-1 = 0.5 is right, and nothing more: it was also called "m_5[3] from the printed
+    inputs" because m_5[3]'s by-hand value at 1 place is 0.5 too. m_5[3] = g_5[3] + g_5[7]
+    (W_2 adds g's halves, the reference's m), from the printed g_5 at 1 place; its exact
+    value rounds to 0.6. A line that writes those inputs is m_5[3]'s by-hand form, and so is
+    z_␣roof's without its term -1.011 * 0 (a term that adds nothing)."""
+    g5, m53 = exact["g"][4], exact["m"][4][2]
+    a, b = R.rounded(g5[2], 1), R.rounded(g5[6], 1)
+    assert R.text(a + b, 1) == "0.5" and R.text(m53, 1) == "0.6"
+    by_hand = f"{R.text(a, 1)}*1 + {R.text(b, 1)}*1 = 0.5"
+    f5 = R.seed_vector(R.SEED_F5)
+    w = R.W_U_COLUMNS[R.PIECES.index("␣roof")]
+    assert w[2] == 0 and R.is_tie(sum(x * y for x, y in zip(f5, w)))
+    z_roof = " + ".join(f"{R.text(x)}*{y}" for x, y in zip(f5, w) if y != 0) + " = 2.491"
+    coincidence, m_line, z_line = check(derivation, f"2^-1 = 0.5\n{by_hand}\n{z_roof}\n")
+    assert (coincidence.status, coincidence.message) == ("correct", "correct: 2^-1 = 0.5")
+    assert m_line.status == "correct" and f"this is m_5[3] from the printed inputs, whose exact value " \
+        f"{R.text(m53, 3)[:-1]}" in m_line.message and m_line.message.endswith("rounds to 0.6"), m_line.message
+    assert z_line.status == "correct" and "this is z_␣roof from the printed inputs" in z_line.message
