@@ -854,7 +854,9 @@ class Checker:
         reading = self.reading(ref, places)
         if reading is None:
             return False
-        live = {abs(d.fraction) for d in F.decimals(reading.formula.args[0], live=True)}
+        formula = reading.formula  # the calculation and its results; a weight the step does not move: its value
+        hand = formula.args[0] if isinstance(formula, F.Chain) else formula
+        live = {abs(d.fraction) for d in F.decimals(hand, live=True)}
         needed = {abs(d.fraction) for _, e in reading.sources for d in F.decimals(e)} & live - {0}
         return bool(needed) and needed <= _written_numbers(node)
 

@@ -710,3 +710,12 @@ def test_arithmetic_is_a_quantity_only_when_it_writes_its_printed_inputs(derivat
     assert m_line.status == "correct" and f"this is m_5[3] from the printed inputs, whose exact value " \
         f"{R.text(m53, 3)[:-1]}" in m_line.message and m_line.message.endswith("rounds to 0.6"), m_line.message
     assert z_line.status == "correct" and "this is z_␣roof from the printed inputs" in z_line.message
+
+
+def test_arithmetic_equal_to_a_weight_the_step_does_not_move():
+    """woodchuck's (W_1)_{1,1} after the step is 1 (derivative 0): its by-hand form is the
+    value alone, no calculation. 0.5 + 0.5 = 1.0 is right, names no quantity (the line
+    writes no input of it), and is never an internal error."""
+    d = derive(load_case("woodchuck"))
+    (v,) = check(d, "0.5 + 0.5 = 1.0\n")
+    assert (v.status, v.message) == ("correct", "correct: 0.5 + 0.5 = 1")
