@@ -38,6 +38,11 @@ from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
 from .name_parser import TT_ESCAPES
 
+# how tightly each operation binds, as the grammar reads it (show writes parentheses from it):
+# -a·b is -(a·b), -a^b is -(a^b); "index" is X[5]
+PRECEDENCE = {"+": 1, "-": 1, "*": 3, "/": 3, "jux": 3, ".": 3, "^": 5, "index": 6}
+NEGATION = 2
+ATOM = 9
 PREC = 256  # bits for a transcendental step of a reader's arithmetic
 MAX_PREC = 2048  # bits: past this a value on (or within 10^-600 of) a rounding boundary is not decided
 # The bounds of a hand computation (each makes a hostile line end in milliseconds):
@@ -745,7 +750,10 @@ def _script_text(node) -> str:
 
 
 def show(node) -> str:
-    """An expression in the plain notation (for messages)."""
+    """An expression in the plain notation (for messages), as it was written: parentheses
+    only where the reader wrote them (:class:`Paren`) or where the grouping needs them
+    (``\\frac{1+2}{3}`` is ``(1 + 2) / 3``), never around a sum in a sum or a product in a
+    product (``0.935 + 1.004 + 4.010``, ``1.732·-0.816 + -0.577·1.633``)."""
     if isinstance(node, Chain):
         out = show(node.exprs[0])
         for rel, e in zip(node.rels, node.exprs[1:]):
@@ -758,17 +766,21 @@ def show(node) -> str:
     if isinstance(node, (Sym, Deriv)):
         return label(node)
     if isinstance(node, Call) and node.name == "factorial":
-        return _operand(node.args[0]) + "!"
+        return _operand(node.args[0], ATOM) + "!"
     if isinstance(node, Call):
         base = f"_{show(node.base)}" if node.base is not None else ""
         return f"{node.name}{base}(" + ", ".join(show(a) for a in node.args) + ")"
     if isinstance(node, Neg):
-        return "-" + _operand(node.a)
+        return "-" + _operand(node.a, NEGATION + 1)
     if isinstance(node, Bin):
         if node.op == "index":
             return f"{show(node.a)}[{show(node.b)}]"
         op = {"jux": " ", ".": " . ", "*": "\u00b7", "^": "^"}.get(node.op, f" {node.op} ")
-        return _operand(node.a) + op + _operand(node.b)
+        level = PRECEDENCE[node.op]
+        left, right = (level + 1, level) if node.op == "^" else (level, level + 1)  # a^b^c is a^(b^c)
+        if level == PRECEDENCE["*"] and isinstance(node.a, Bin) and node.a.op == "/":
+            left += 1  # (2 / 3)·4: the spaced slash would read 2 / (3·4)
+        return _operand(node.a, left) + op + _right_operand(node.b, right)
     if isinstance(node, Vec):
         return "[" + ", ".join(show(i) for i in node.items) + "]"
     if isinstance(node, Paren):
@@ -778,9 +790,27 @@ def show(node) -> str:
     return str(node)
 
 
-def _operand(node) -> str:
+def _operand(node, least: int) -> str:
+    """``node`` shown as an operand that binds at least as tightly as ``least`` (see
+    :data:`PRECEDENCE`), in parentheses when it binds more loosely."""
     text = show(node)
-    return f"({text})" if isinstance(node, (Bin, Neg)) and not (isinstance(node, Bin) and node.op == "^") else text
+    return f"({text})" if _precedence(node) < least else text
+
+
+def _right_operand(node, least: int) -> str:
+    """:func:`_operand` on the right of an operator, where a minus sign groups what it
+    negates: ``2 + -3``, ``1.732·-0.816``, ``2^-1`` (but ``e^(-2.4·2)``)."""
+    if isinstance(node, Neg) and _precedence(node.a) >= max(least, NEGATION + 1):
+        return "-" + show(node.a)
+    return _operand(node, least)
+
+
+def _precedence(node) -> int:
+    """How tightly ``node`` binds as written: a binary operation's :data:`PRECEDENCE`, a
+    negation's :data:`NEGATION`, anything else (a number, a name, a call, parentheses) an atom."""
+    if isinstance(node, Bin):
+        return PRECEDENCE.get(node.op, ATOM)
+    return NEGATION if isinstance(node, Neg) else ATOM
 
 
 def numbers(node) -> list[Num]:

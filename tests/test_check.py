@@ -719,3 +719,46 @@ def test_arithmetic_equal_to_a_weight_the_step_does_not_move():
     d = derive(load_case("woodchuck"))
     (v,) = check(d, "0.5 + 0.5 = 1.0\n")
     assert (v.status, v.message) == ("correct", "correct: 0.5 + 0.5 = 1")
+
+
+# ------------------------------------------------- a written formula echoed as written
+@pytest.mark.parametrize("written,echo", [
+    ("(1/3)(0.935 + 1.004 + 4.010)", "(1 / 3) (0.935 + 1.004 + 4.010)"),  # was (1 / 3) ((0.935 + 1.004) + 4.010)
+    ("1.732*-0.816 + -0.577*1.633", "1.732·-0.816 + -0.577·1.633"),  # was (1.732·(-0.816)) + (-(0.577·1.633))
+    ("-log((p(␣roof)))", "-log((p(␣roof)))"),  # the reader's own parentheses are kept
+    ("1 - 2 - 3", "1 - 2 - 3"), ("1 - (2 - 3)", "1 - (2 - 3)"), ("2*3*4", "2·3·4"), ("2^3^2", "2^3^2"),
+    ("2^-1", "2^-1"), ("2 + -3", "2 + -3"),
+    # where the grouping is not written but needs showing: a fraction's parts, a power of a product
+    (r"\frac{1+2}{3}", "(1 + 2) / 3"), (r"\frac{1}{2 \cdot 3}", "1 / (2·3)"), (r"e^{-2.4 \cdot 2}", "e^(-2.4·2)"),
+    ("2/3*4", "(2 / 3)·4"),  # (not 2 / 3·4, which reads as 2 / (3·4))
+])
+def test_a_formula_is_echoed_as_written(written, echo):
+    """The echo of a reader's formula adds no parentheses to a sum of three or a product of
+    three, and keeps the ones the reader wrote; where a grouping is not written (a \\frac, an
+    exponent in braces) it is shown, and the echo reads back as the same formula."""
+    from derive import mathread
+    formula = mathread.read(written)
+    assert mathread.show(formula) == echo
+    assert bare(mathread.read(echo)) == bare(formula)
+
+
+def bare(node):
+    """A formula read by derive.mathread without its one-item parentheses (the grouping
+    they write is the tree's own)."""
+    import dataclasses
+    from derive import mathread
+    if isinstance(node, mathread.Paren) and len(node.items) == 1:
+        return bare(node.items[0])
+    if isinstance(node, tuple):
+        return tuple(bare(item) for item in node)
+    if dataclasses.is_dataclass(node):
+        return type(node)(*(bare(getattr(node, f.name)) for f in dataclasses.fields(node)))
+    return node
+
+
+def test_a_definition_is_echoed_as_written(derivation):
+    """L written as (1/3)(0.935 + 1.004 + 4.010) is 5.949 / 3 = 1.983 exactly, not the case's
+    loss: the message echoes the line as written, a sum of three without inner grouping."""
+    assert (F("0.935") + F("1.004") + F("4.010")) / 3 == F("1.983")
+    (v,) = check(derivation, "L = (1/3)(0.935 + 1.004 + 4.010)\n")
+    assert v.status == "wrong" and "L: wrong: (1 / 3) (0.935 + 1.004 + 4.010) is 1.983" in v.message, v.message
