@@ -860,15 +860,6 @@ class Checker:
         needed = {abs(d.fraction) for _, e in reading.sources for d in F.decimals(e)} & live - {0}
         return bool(needed) and needed <= _written_numbers(node)
 
-    def quantity_from_printed(self, value, text: str, places: int) -> str | None:
-        """The label of a printed quantity whose correct value is ``text`` and whose by-hand
-        form from the printed inputs gives exactly ``value``, or None."""
-        printer = self.printer(places)
-        for ref in self.by_hand_of(value, places):
-            if _same(text, printer.text[ref].replace("\u2212", "-")):
-                return self._name(ref)
-        return None
-
 
 CARRIED = re.compile(r"^(?P<name>[^:]{1,60}): carried from the printed values, (?P<value>[-\u2212]?\d+(?:\.\d+)?)\b")
 
