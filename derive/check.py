@@ -213,6 +213,13 @@ class Checker:
         if broken is not None:  # L = 0.5 = 0.928: the line contradicts itself, whatever L is
             return Verdict(entry.line, entry.source, "wrong", f"{entry.name or entry.expr or 'the line'}: "
                            f"{broken[0]} = {broken[2]} does not hold", entry.name, entry.values or None)
+        for node, value in entry.steps:  # L = -ln(0.5) = 0.928: a wrong calculation, whatever L is
+            step = Entry(entry.line, entry.source, expr=mathread.show(node), values=[value], head=entry.head,
+                         block=entry.block, node=node, kind="arithmetic")
+            verdict = self.check_arithmetic(step)
+            if verdict.status == "wrong":
+                return Verdict(entry.line, entry.source, "wrong", f"{entry.name or entry.expr}: {verdict.message}",
+                               entry.name, entry.values or None)
         if entry.kind == "note":
             key = (entry.note, entry.head, entry.block)
             if key not in self._notes:  # a note's verdict is its own text's (and its head's, block's)

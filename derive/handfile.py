@@ -137,6 +137,9 @@ class Entry:
         links: the ``a = b`` steps of the chain after its name where both sides are written
             numbers (``L = 0.5 = 0.928``: ("0.5", "=", "0.928")), which must agree to the
             shorter one's places.
+        steps: the ``expression = number`` steps of the chain after its first side where the
+            expression is arithmetic without names (``L = -ln(0.395) = 0.929``: (the read
+            ``-ln(0.395)``, "0.929")), each judged as an arithmetic line of its own.
     """
 
     line: int
@@ -156,6 +159,7 @@ class Entry:
     section: str = ""
     skip: str | None = None
     links: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
 
 
 def clean_latex(text: str) -> str:
@@ -816,10 +820,14 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     values = value_texts(last)
     written = text.rsplit("=", 1)[-1].strip()
     for a, rel, b in zip(chain.exprs[1:], chain.rels[1:], chain.exprs[2:]):
-        if rel == "=" and isinstance(a, (Num, Neg)) and isinstance(b, (Num, Neg)):
-            pair = value_texts(a), value_texts(b)
-            if all(p is not None and len(p) == 1 for p in pair):
-                entry.links.append((pair[0][0], rel, pair[1][0]))
+        pair = value_texts(a), value_texts(b)
+        if pair[1] is None or len(pair[1]) != 1:
+            continue
+        if rel == "=" and pair[0] is not None and len(pair[0]) == 1:
+            entry.links.append((pair[0][0], rel, pair[1][0]))
+        elif rel in ("=", "\u2248") and pair[0] is None and mathread.numbers(a) and not mathread.names(a) \
+                and not pair[1][0].endswith("\u2026"):  # a calculation written out in the chain: judged on its own
+            entry.steps.append((a, pair[1][0]))
     if values is None:
         if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
             entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...

@@ -762,3 +762,22 @@ def test_a_definition_is_echoed_as_written(derivation):
     assert (F("0.935") + F("1.004") + F("4.010")) / 3 == F("1.983")
     (v,) = check(derivation, "L = (1/3)(0.935 + 1.004 + 4.010)\n")
     assert v.status == "wrong" and "L: wrong: (1 / 3) (0.935 + 1.004 + 4.010) is 1.983" in v.message, v.message
+
+
+# ------------------------------------------------- a calculation written inside a named chain
+def test_a_wrong_calculation_in_a_named_chain_is_wrong(derivation, exact):
+    """L = -ln(0.5) = 0.928 writes L's right value after a calculation that does not give
+    it (-ln 0.5 = 0.693...): the line is wrong, whatever L is (it was "L: correct": only the
+    value after the last = was judged). A calculation that does give the value, or gives it
+    from the printed p(␣roof) = 0.395 (-ln 0.395 = 0.92886..., where L's exact value rounds
+    to 0.928), keeps the verdict of the name."""
+    import math
+
+    L, p = R.text(exact["L"], 3), R.text(exact["p"]["\u2423roof"], 3)
+    assert (L, p) == ("0.928", "0.395") and f"{-math.log(0.5):.3f}" == "0.693" and f"{-math.log(0.395):.3f}" == "0.929"
+    wrong_ln, wrong_product, from_page, rounded_away = check(
+        derivation, f"L = -ln(0.5) = {L}\nL = 2*0.3 = {L}\nL = -ln({p}) = 0.929\nL = -ln({p}) \\approx {L}\n")
+    assert wrong_ln.status == "wrong" and wrong_ln.message.startswith("L: wrong: -ln(0.5) = 0.693147"), wrong_ln.message
+    assert wrong_product.status == "wrong" and "2·0.3 = 0.6" in wrong_product.message, wrong_product.message
+    assert from_page.status == "explained", from_page.message
+    assert rounded_away.status == "correct", rounded_away.message
