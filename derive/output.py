@@ -7,7 +7,11 @@
   file renamed over the old one), keeping the old file's permissions; a read-only file is
   refused, not replaced;
 - a symbolic link: the file it points to, as above (the link stays a link);
-- a device, FIFO or socket (``/dev/stdout``, a named pipe): written through, in place;
+- this process's own standard output or error or another descriptor it holds open
+  (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``): written into
+  that open descriptor, whatever it leads to (a pipe, or a file opened for appending by the
+  shell: what it holds already stays);
+- a device, FIFO or socket (a named pipe): written through, in place;
 - a folder, an empty name or a missing folder: a one-line error.
 """
 
@@ -38,7 +42,8 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str]) -> None:
         DeriveError: for an empty name, a folder, a read-only file, a missing or
             unwritable folder (naming the path).
     """
-    if str(path) == "-":
+    descriptor = own_descriptor(path)
+    if str(path) == "-" or descriptor == 1:
         if isinstance(text, (bytes, bytearray)):
             sys.stdout.flush()
             sys.stdout.buffer.write(text)
@@ -48,6 +53,15 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str]) -> None:
         sys.stdout.flush()
         return
     data = _encoded(text)
+    if descriptor is not None:
+        sys.stderr.flush()  # (ours, written before: it stays first)
+        try:
+            with open(os.dup(descriptor), "wb") as handle:  # (the descriptor as it is: no truncation, no rename)
+                for chunk in data:
+                    handle.write(chunk)
+        except OSError as exc:
+            raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
+        return
     if not str(path):
         raise DeriveError("-o needs a file name (or - for the standard output)", file="-o")
     target = Path(os.path.realpath(path))  # a link: the file it points to
@@ -69,6 +83,21 @@ def write_atomic(path: str | Path, text: str | bytes | Iterable[str]) -> None:
         _replace(target, data, mode)
     except OSError as exc:
         raise DeriveError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+def own_descriptor(path: str | Path) -> int | None:
+    """The file descriptor of this process that ``path`` names (``/dev/stdout``: 1,
+    ``/dev/stderr``: 2, ``/dev/fd/N``, ``/proc/self/fd/N``: N), or None for any other path.
+    Such a path resolves to whatever the descriptor leads to (a pipe, a file the shell opened
+    for appending): written by name, a pipe would be missing and a file replaced."""
+    text = os.path.normpath(str(path))
+    named = {"/dev/stdout": 1, "/dev/stderr": 2}
+    if text in named:
+        return named[text]
+    for prefix in ("/dev/fd/", "/proc/self/fd/"):
+        if text.startswith(prefix) and text[len(prefix):].isdigit():
+            return int(text[len(prefix):])
+    return None
 
 
 def _encoded(text: str | bytes | Iterable[str]) -> Iterator[bytes]:

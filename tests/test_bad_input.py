@@ -382,6 +382,29 @@ def test_output_in_a_nonexistent_folder(tmp_path):
     assert not target.exists() and not (tmp_path / "no").exists()
 
 
+@pytest.mark.parametrize("target", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_o_naming_the_standard_output_writes_into_it(tmp_path, target):
+    """-o /dev/stdout is the output the shell gave the command, as it is: after what a file
+    opened for appending (>>) holds, between a group's other lines, and into a pipe (it was
+    the file the name led to, replaced: the appended and grouped lines were lost; and a pipe
+    was 'No such file or directory', exit 2)."""
+    import shlex
+    import subprocess
+    import sys
+
+    command = f"{shlex.quote(sys.executable)} -m derive run softmax"
+    subprocess.run(f"{command} -o page.txt", shell=True, cwd=tmp_path, check=True)  # (-o's page, as a file holds it)
+    page = (tmp_path / "page.txt").read_text()
+    script = (f"echo hello > app.txt; {command} -o {target} >> app.txt; "
+              f"{{ echo header; {command} -o {target}; echo footer; }} > group.txt; "
+              f"{command} -o {target} | wc -c")
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert int(done.stdout) == len(page.encode())
+    assert (tmp_path / "app.txt").read_text() == "hello\n" + page
+    assert (tmp_path / "group.txt").read_text() == "header\n" + page + "footer\n"
+
+
 KEPT = "known content\nthat must survive a failed run\n"
 
 
