@@ -781,3 +781,15 @@ def test_a_wrong_calculation_in_a_named_chain_is_wrong(derivation, exact):
     assert wrong_product.status == "wrong" and "2·0.3 = 0.6" in wrong_product.message, wrong_product.message
     assert from_page.status == "explained", from_page.message
     assert rounded_away.status == "correct", rounded_away.message
+
+
+def test_display_arithmetic_with_a_whole_number_result_is_judged(derivation):
+    """In a LaTeX display (or a line that starts with a command), arithmetic whose written
+    result has no decimal point is judged at 0 places, as in plain text (it was taken as an
+    exact form and then 'cannot read ... as a name or as arithmetic'); a name's undotted
+    value there is still its exact value (mu_5 = 0, the seed's mean of a centred row)."""
+    verdicts = check(derivation, "\\[ 2 \\cdot 3 = 6 \\]\n$$1 + 1 = 2$$\n\\[ 10 + 20 = 31 \\]\n\\sqrt{4} = 2\n"
+                                 "\\[ \\frac{1+2}{3} = 1 \\]\n\\[ \\mu_5 = 0 \\]\n")
+    assert [v.status for v in verdicts] == ["correct", "correct", "wrong", "correct", "correct", "correct"], \
+        [v.message for v in verdicts]
+    assert verdicts[2].message == "wrong: 10 + 20 = 30, which rounds to 30"
