@@ -213,8 +213,9 @@ def resolve(name_or_path: str) -> Path:
     if path.is_dir():
         raise CaseError(f"{name_or_path!r} is a folder, not a case file",
                         expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
-    close = [] if path.suffix else difflib.get_close_matches(name_or_path, cases, n=1, cutoff=0.75)
-    hint = f"; did you mean {close[0]}?" if close else ""  # (a bundled case's name mistyped)
+    named = path.stem if path.suffix == ".toml" and path.parent == Path(".") else name_or_path  # (crane.toml: crane)
+    close = [] if Path(named).suffix else difflib.get_close_matches(named, cases, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""  # (a bundled case's name mistyped, or with .toml)
     raise CaseError(f"no such case file or bundled case {name_or_path!r}{hint}",
                     expected="a path to a .toml file or one of: " + ", ".join(sorted(cases)))
 
@@ -702,8 +703,12 @@ class _Reader:
         pieces = self.get(vocab, "pieces", "vocab.")
         if not isinstance(pieces, list) or not pieces or not all(isinstance(p, str) and p for p in pieces):
             raise self.fail("vocab.pieces", "is not a list of non-empty strings", "a list of token pieces")
-        if len(set(pieces)) != len(pieces):
-            raise self.fail("vocab.pieces", "has a repeated piece", "distinct pieces")
+        first: dict[str, int] = {}
+        for i, piece in enumerate(pieces):
+            if piece in first:
+                raise self.fail("vocab.pieces", f"has the piece {piece!r} twice (ids {first[piece]} and {i})",
+                                "distinct pieces")
+            first[piece] = i
         return pieces
 
     def prompt(self, pieces: list[str]) -> tuple[list[int], int | None, str]:

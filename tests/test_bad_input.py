@@ -201,7 +201,7 @@ BAD_CASES = [
     ("prompt-typo", edit('target = "␣roof"', 'targets = "␣roof"'),
      "field prompt.targets", ["unknown field", "expected one of text, ids, target"]),
     ("repeated-piece", edit('"<eot>"]', '"<eot>", "the"]'),
-     "field vocab.pieces", ["has a repeated piece", "expected distinct pieces"]),
+     "field vocab.pieces", ["has the piece 'the' twice (ids 0 and 12)", "expected distinct pieces"]),
     ("pieces-not-strings", edit('"<eot>"]', '"<eot>", 3]'),
      "field vocab.pieces", ["is not a list of non-empty strings", "expected a list of token pieces"]),
     ("name-a-table", edit('name = "cat-climbed"', "name = {a = 1}"),
@@ -329,9 +329,11 @@ def test_nonexistent_case_name():
     assert "did you mean" not in result.output  # (no bundled name is near it)
 
 
-@pytest.mark.parametrize("typed, meant", [("cat-climbd", "cat-climbed"), ("crain", "crane"), ("Softmax", "softmax")])
+@pytest.mark.parametrize("typed, meant", [("cat-climbd", "cat-climbed"), ("crain", "crane"), ("Softmax", "softmax"),
+                                          ("crane.toml", "crane"), ("cat-climbd.toml", "cat-climbed")])
 def test_a_mistyped_bundled_name_suggests_the_nearest(typed, meant):
-    """A bundled case's name mistyped by a letter or two: the line says which one was meant."""
+    """A bundled case's name mistyped by a letter or two, or written as a file name that is
+    not here (crane.toml): the line says which one was meant."""
     assert_clean_error(run("run", typed), f"no such case file or bundled case '{typed}'; did you mean {meant}?")
 
 
