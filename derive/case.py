@@ -13,13 +13,13 @@ d_model x d_mlp, ``W_2`` is d_mlp x d_model, ``W_U`` is d_model x V (or ``"tied"
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 import tomllib
 from dataclasses import dataclass, field, make_dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from importlib import resources
 from pathlib import Path
 
 from . import registry, weights
@@ -194,8 +194,10 @@ class Case:
 
 def bundled_cases() -> dict[str, Path]:
     """The case files shipped with derive, by name (file stem)."""
-    folder = resources.files("derive.cases")
-    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".toml")}
+    # (the package's folder from its spec: importlib.resources would import zipfile, tempfile
+    # and its readers, a few milliseconds of every command's start)
+    folders = importlib.util.find_spec("derive.cases").submodule_search_locations
+    return {p.stem: p for folder in folders for p in Path(folder).iterdir() if p.suffix == ".toml"}
 
 
 def resolve(name_or_path: str) -> Path:

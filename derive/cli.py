@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import sys
 import time
@@ -559,6 +558,7 @@ def check_command(
         fail(exc)
     try:  # a report that cannot be written (a full disk, a closed pipe) is an error, never exit 0
         if output_format == OutputFormat.json:
+            import json  # (only here: a run's JSON is written by export_json)
             sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
         else:
             from .render_rich import render_verdicts

@@ -46,16 +46,24 @@ MATH_WORDS = GREEK | {"eps", "inf", "attn", "sqrt", "ln", "exp"}
 
 SCRIPT = (r"(?:_\{[^{}]*\}|_(?:\d+|[A-Za-z]+)(?:,(?:\d+|[A-Za-z]+))*|\^\{[^{}]*\}|\^\([^()]*\)"
           r"|\^(?:\d+|[A-Za-z]+))")
-TOKEN = re.compile(
-    r"(?P<piece>`[^`]*`|" + SPACE + r"[^\s()\[\],`]*)"
-    r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,3}))"
-    r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)(?:\^\((?P<power>[^()]*)\))?"
-    r"|(?P<name>[A-Za-z]+(?P<tilde>~?)(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
-    r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
-    r"|(?P<dot>(?<=\s)\.(?=\s))"
-    r"|(?P<script>(?<=\))" + SCRIPT + ")"  # (W_O)_{1,1}: an entry of a bracketed weight
-    r"|(?P<space>\s+)"
-    r"|(?P<char>.)")
+
+
+@lru_cache(maxsize=None)
+def _token() -> re.Pattern:
+    """The plain notation's tokens, compiled on first use (a few milliseconds that a
+    ``derive run``, which writes no TeX, does not spend)."""
+    return re.compile(
+        r"(?P<piece>`[^`]*`|" + SPACE + r"[^\s()\[\],`]*)"
+        r"|(?P<partial>d(?P<num>[A-Za-z])/d(?P<den>[A-Za-z]+'*" + SCRIPT + r"{0,3}))"
+        r"|(?P<number>\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?)(?:\^\((?P<power>[^()]*)\))?"
+        r"|(?P<name>[A-Za-z]+(?P<tilde>~?)(?P<prime>'*)(?P<scripts>" + SCRIPT + r"{0,3})(?P<index>\[[^\[\]]*\])?)"
+        r"|(?P<symbol><=|>=|<-|->|!=|\.\.\.)"
+        r"|(?P<dot>(?<=\s)\.(?=\s))"
+        r"|(?P<script>(?<=\))" + SCRIPT + ")"  # (W_O)_{1,1}: an entry of a bracketed weight
+        r"|(?P<space>\s+)"
+        r"|(?P<char>.)")
+
+
 NUMBER = re.compile(r"^[-\u2212]?\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?$")
 TIMES = re.compile(r"(?<=\d) x (?=\d)")
 
@@ -278,7 +286,7 @@ class _Tex:
         frac = self._fraction(text)
         if frac is not None:
             return frac
-        out, tokens = [], list(TOKEN.finditer(text))
+        out, tokens = [], list(_token().finditer(text))
         i = 0
         while i < len(tokens):
             m = tokens[i]

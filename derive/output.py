@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -143,6 +142,7 @@ def _replace(target: Path, data: Iterator[bytes], mode: int) -> None:
             os.close(fd)
             _rename(tmp, target)
             return
+    import tempfile  # (only here: most commands write no file)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
     try:
         try:
