@@ -257,12 +257,19 @@ def _pieces(text: str) -> list[tuple[str, str]]:
 @lru_cache(maxsize=None)
 def symbol_tex(name: str) -> str:
     """A bare name (no scripts) through SymPy's LaTeX printer: ``sigma`` -> ``\\sigma``;
-    ``eps`` is the chapter's epsilon; other words are upright."""
+    ``eps`` is the chapter's epsilon; other words are upright. A Greek letter's name and an
+    ASCII letter are written as SymPy writes them (``\\`` and the name; the letter) without
+    loading SymPy (half a second of a page without exact forms; tests/test_notation.py
+    holds the two to SymPy's own)."""
     if name == "eps":
         return r"\varepsilon"
     if name == "inf":
         return r"\infty"
-    if name in GREEK or len(name) == 1:
+    if name in GREEK:
+        return "\\" + name
+    if len(name) == 1 and name.isascii() and name.isalpha():
+        return name
+    if len(name) == 1:
         return sympy.latex(sympy.Symbol(name))
     if name in OPERATORS:
         return OPERATORS[name]

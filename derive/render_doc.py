@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import sympy
-
 from .cells import Printer, refs_of
 from .derivation import Derivation
 from .graph import is_exact
+from .lazy import lazy
 from .notation import label_spans, number_tex, spans, tex
 from .formula import Chain
 from .name import after_step, grad_of
@@ -35,6 +34,8 @@ from .printing import RichText, counted, latex, plain_label
 from .rounding import Format
 from .steps import HEAD_ROWS, TAIL_ROWS, Ref, Step, Table, Vec
 from .templates import Templates, Words
+
+sympy = lazy("sympy")  # for the exact forms (--exact) only: a page without them never loads SymPy
 
 SHORT_FORM = 40  # TeX characters: an exact form shorter than this shares its row with others
 NOTE_LIMIT = 8  # the notes a summarised table shows (the rest are counted, see omitted_notes)

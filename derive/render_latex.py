@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-import sympy
-from sympy.printing.latex import LatexPrinter
-
+from .lazy import lazy
 from .notation import SPACE, is_number, number_tex
 from .printing import plain_label
 from .steps import PART, ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
 from .render_doc import Cell, DocumentRenderer, Number, StepView, TableView
+
+sympy = lazy("sympy")  # for the exact forms (--exact) only: a page without them never loads SymPy
 
 PACKAGES = r"""\usepackage[T1]{fontenc}
 \usepackage{lmodern}
@@ -212,7 +212,7 @@ def tex_width(tex: str) -> float:
     return MATH_CHAR * (len(re.sub(r"[{}^_&\s]", "", text)) + 1.5 * spaced)
 
 
-def form_pieces(expr: sympy.Expr, printer: LatexPrinter) -> list[str]:
+def form_pieces(expr: sympy.Expr, printer: "sympy.printing.latex.LatexPrinter") -> list[str]:
     """An exact form as TeX pieces with a line break allowed between any two: the terms
     of a sum (``+ t``, ``- t``); a quotient ``n / d`` written ``n \\Big/ \\Bigl(d\\Bigr)``
     with the sums in it so split; a square root of a sum as ``\\Bigl(...\\Bigr)^{1/2}``.
@@ -260,6 +260,8 @@ def form_lines(expr: sympy.Expr, names: dict, width: float = FORM_WIDTH) -> list
     """An exact form as TeX lines no wider than ``width`` (estimated, see
     :func:`tex_width`): SymPy's printing when it fits, else :func:`form_pieces` filled
     greedily into lines. A single piece wider than ``width`` stays whole."""
+    from sympy.printing.latex import LatexPrinter
+
     printer = LatexPrinter({"symbol_names": names})
     whole = printer.doprint(expr)
     if tex_width(whole) <= width:

@@ -61,3 +61,32 @@ def test_labels():
 def test_a_control_word_never_runs_into_a_letter(plain, expected):
     # \midb and \cdoty are undefined commands: pdflatex and KaTeX stop on them
     assert tex(plain) == expected
+
+
+def test_greek_and_ascii_letters_are_written_as_sympy_writes_them():
+    """symbol_tex writes a Greek letter's name and an ASCII letter without SymPy: the same
+    text as SymPy's LaTeX printer gives for the symbol (the reference)."""
+    import string
+
+    import sympy
+
+    from derive.notation import GREEK, symbol_tex
+    for name in sorted(GREEK) + list(string.ascii_letters):
+        assert symbol_tex(name) == sympy.latex(sympy.Symbol(name)), name
+
+
+def test_a_page_without_exact_forms_does_not_load_sympy(tmp_path):
+    """derive latex, markdown and html of cat-climbed (Greek names: mu, sigma) write their
+    page without importing SymPy (half a second of start-up); --exact loads it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from derive.cli import app\n"
+            "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('sympy.core' in sys.modules)")  # (sympy itself is there from the start: a lazy module
+    for command in (["latex"], ["markdown"], ["html"], ["latex", "--exact"]):
+        out = tmp_path / "page"
+        done = subprocess.run([sys.executable, "-c", code, *command, "cat-climbed", "-o", str(out)],
+                              capture_output=True, text=True, check=True)
+        assert out.stat().st_size > 1000
+        assert done.stdout.strip().splitlines()[-1] == str(command == ["latex", "--exact"]), command
