@@ -711,7 +711,7 @@ def params_command(
         fail(exc)
     table = RichTable(title=f"Where the weights are ({case})", title_justify="left")
     for column in ("piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # (a number wider than its column folds, never cut)
     for row in rows:
         table.add_row(*row)
     console = Console()

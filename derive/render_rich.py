@@ -431,9 +431,9 @@ def render_verdicts(verdicts, file: str) -> Group:
     """The report of ``derive check``: one row per checked entry and a count per verdict."""
     table = RichTable(title=escape(f"Check of {file}"), title_justify="left", show_lines=True)
     for column in ("line", "verdict", "what derive finds"):
-        table.add_column(column)
-    for v in verdicts:
-        table.add_row(str(v.line), Text(v.status, style=STATUS_STYLES[v.status]), escape(v.message))
+        table.add_column(column, overflow="fold")  # (a word wider than its column folds: no digit is cut)
+    for v in verdicts:  # (Text, not markup: nothing to parse, nothing to escape)
+        table.add_row(Text(str(v.line)), Text(v.status, style=STATUS_STYLES[v.status]), Text(v.message))
     counts = {}
     for v in verdicts:
         counts[v.status] = counts.get(v.status, 0) + 1

@@ -4,6 +4,8 @@ groups (the row's name repeated), never truncated with "…"."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -146,3 +148,51 @@ def test_line_breaks_are_rich_word_division():
         width = rng.randint(1, 15)
         assert _breaks(text, width) == divide_line(text.encode("ascii", "replace").decode(), width, fold=True), \
             (text, width)
+
+
+def _cells_by_row(text: str) -> list[list[str]]:
+    """The body rows of a Rich table with a line between rows (│ cells, ├ rules): each
+    row's cells, each cell's lines joined with no space (a folded or wrapped word whole
+    again; the spaces are compared apart)."""
+    rows, current = [], None
+    for line in text.splitlines():
+        if line.startswith("\u2502"):
+            cells = [c.strip() for c in line.split("\u2502")[1:-1]]
+            current = [""] * len(cells) if current is None else current
+            current = [a + b for a, b in zip(current, cells)]
+        elif current is not None:
+            rows.append(current)
+            current = None
+    return rows
+
+
+@pytest.mark.parametrize("columns", ["40", "50"])
+def test_check_report_cuts_no_digit_at_any_width(tmp_path, columns):
+    """A verdict whose message holds a number wider than the report's column (a value at
+    30 places on a 50-column terminal) is folded onto the next line, every digit kept: the
+    column's text is the message (the JSON's) to the character, spaces aside. Before, Rich's
+    default cut the number with "…" (0.92773796789551512623329459… for
+    0.92773796789551512623329459590645…)."""
+    hand = tmp_path / "hand.md"
+    hand.write_text("L = 0.927680575926400000000000000000\nsigma_5 = 0.866\n", encoding="utf-8")
+    env = {**os.environ, "COLUMNS": columns}
+    run = [sys.executable, "-m", "derive", "check", "cat-climbed", str(hand)]
+    report = subprocess.run(run, capture_output=True, text=True, env=env).stdout
+    messages = [v["message"] for v in json.loads(subprocess.run(run + ["--format", "json"], capture_output=True,
+                                                                text=True, env=env).stdout)]
+    assert max(map(len, report.splitlines())) <= int(columns)
+    assert any(len(n) > int(columns) - 20 for m in messages for n in DECIMAL.findall(m))  # wider than its column
+    assert [row[2].replace(" ", "") for row in _cells_by_row(report)] == [m.replace(" ", "") for m in messages]
+
+
+def test_params_table_cuts_no_number_at_a_narrow_width():
+    """derive params at 50 columns: each count is whole (38,597,376 folded, not 38,59…)."""
+    run = [sys.executable, "-m", "derive", "params", "cat-climbed"]
+    wide = subprocess.run(run, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}).stdout
+    narrow = subprocess.run(run, capture_output=True, text=True, env={**os.environ, "COLUMNS": "50"}).stdout
+    assert max(map(len, narrow.splitlines())) <= 50
+    assert "\u2026" not in narrow
+
+    def digits(text):  # (every digit of the table's cells, in any order: folding keeps them all)
+        return sorted(ch for line in text.splitlines() if line.startswith("\u2502") for ch in line if ch.isdigit())
+    assert digits(narrow) == digits(wide) and len(digits(wide)) > 50
