@@ -522,7 +522,7 @@ class Checker:
         label = label_of(self.derivation, refs[0]) if len(refs) == 1 else _row_name(
             [label_of(self.derivation, r) for r in refs]) or entry.name
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
-        message = "; ".join(dict.fromkeys(messages)) or "correct"
+        message = "; ".join(dict.fromkeys(messages)) or (f"{label}: correct" if label else "correct")
         for ref, result in zip(refs, results):
             # a wrong value starts a chain of errors; an inherited one carries its origin on
             if result[0] in ("wrong", "convention"):

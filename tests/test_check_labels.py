@@ -157,3 +157,24 @@ def test_a_heads_own_weights_have_their_own_gradient_tables(tmp_path):
     assert len(rows) == 4 and all(len(r.split(",")) == 2 for r in rows)  # head 2's W_Q is 4 x 2 (the case file)
     verdicts = Checker(derive(load_case(str(SPLIT)))).check_text(page)
     assert verdicts and {v.status for v in verdicts} <= {"correct", "explained"}
+
+
+# (c) A right value without a by-hand note was a bare "correct" (sigma_5 = 0.866), while
+# L = 0.928 was "L: correct (...)": every verdict names its quantity.
+def test_a_right_value_names_its_quantity(seed):
+    ref = R.forward()
+    lines = [f"sigma_5 = {R.text(ref['sigma'][4])}", f"u_5 = {R.vector(ref['u'][4])}",
+             f"mu_5 = {R.text(ref['mu'][4])}"]
+    verdicts = Checker(seed).check_text("\n".join(lines))
+    assert [v.status for v in verdicts] == ["correct"] * 3, [v.message for v in verdicts]
+    assert [v.message for v in verdicts] == ["sigma_5: correct", "u_5: correct", "mu_5: correct"]
+
+
+def test_a_right_table_cell_names_its_quantity(seed):
+    u = R.forward()["u"]
+    table = "| t | u_t |\n|---|---|\n" + "\n".join(f"| {t} | {R.vector(u[t - 1])} |" for t in (1, 2))
+    verdicts = Checker(seed).check_text(table)
+    assert [v.status for v in verdicts] == ["correct"] * 2, [v.message for v in verdicts]
+    # (u_1's notes name its components; u_2 has none)
+    assert verdicts[0].message.startswith("u_1[1]: correct (u_1[1]: from the printed inputs")
+    assert verdicts[1].message == "u_2: correct"
