@@ -48,7 +48,7 @@ from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
-from .printing import counted, listed
+from .printing import counted, listed, quoted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 from .tablenames import Claim, cell_claim, in_context, norm_slot, page_equation, param_row
@@ -431,7 +431,7 @@ class Checker:
                     break
                 return [row[int(parts[1]) - 1]]
             return row
-        raise DeriveError(f"no quantity is called {name!r}")
+        raise DeriveError(f"no quantity is called {quoted(name)}")
 
     def judge_computed(self, entry: Entry, claim: Claim) -> Verdict:
         """A cell whose value a formula or a fact gives (``E_i - 1/10 dL/dE_i``, an id)."""
@@ -718,7 +718,7 @@ class Checker:
         except mathread.Beyond as exc:
             return Verdict(entry.line, entry.source, "not checked", f"not checked: {exc}", entry.expr, [text])
         except (ValueError, ArithmeticError) as exc:
-            return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {entry.expr!r}: {exc}")
+            return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {quoted(entry.expr)}: {exc}")
         if expected is None:
             return Verdict(entry.line, entry.source, "not checked",
                            f"not checked: {entry.expr} = {_show(value)} lies on a rounding boundary at {places} places "

@@ -37,6 +37,7 @@ from functools import lru_cache
 from . import mathread
 from .errors import DeriveError
 from .mathread import Chain, Neg, Num, Vec
+from .printing import quoted
 from .steps import OMITTED, PART_LINE
 
 MINUS = "\u2212"
@@ -583,7 +584,7 @@ def _cell_reading(cell: str) -> tuple[tuple[str, ...] | None, str | None]:
     except DeriveError:
         values = None
     if values is None:
-        return None, f"cannot read the cell {cell!r}: expected a number or a vector [a, b]"
+        return None, f"cannot read the cell {quoted(cell)}: expected a number or a vector [a, b]"
     return tuple(values), next((r for r in map(value_limit, values) if r is not None), None)
 
 
@@ -832,7 +833,7 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
         if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
             entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...
         elif mathread.names(last) or not mathread.numbers(last):
-            entry.error = f"cannot read the value {written!r}: expected a number such as 0.395 or a vector [a, b]"
+            entry.error = f"cannot read the value {quoted(written)}: expected a number such as 0.395 or a vector [a, b]"
             return entry
         else:
             entry.exact = last  # an exact form: - \frac{1}{2}, \frac{\sqrt{375010}}{1000}
@@ -851,7 +852,7 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
         entry.expr = _left_side(text)
         entry.kind = "arithmetic"
     else:
-        entry.error = f"cannot read {_left_side(text)!r} as a name or as arithmetic"
+        entry.error = f"cannot read {quoted(_left_side(text))} as a name or as arithmetic"
     return entry
 
 
@@ -877,9 +878,9 @@ def _unread(text: str, line: int, source: str, context: dict) -> Entry:
     elif not parts[0]:
         entry.error = "nothing before the `=`: expected `name = value` or `arithmetic = value`"
     elif split_values(parts[-1]) is None:
-        entry.error = f"cannot read the value {parts[-1]!r}: expected a number such as 0.395 or a vector [a, b]"
+        entry.error = f"cannot read the value {quoted(parts[-1])}: expected a number such as 0.395 or a vector [a, b]"
     elif parts[0].count("(") != parts[0].count(")") or parts[0].count("{") != parts[0].count("}"):
-        entry.error = f"cannot read the arithmetic {parts[0]!r}: a bracket is not closed"
+        entry.error = f"cannot read the arithmetic {quoted(parts[0])}: a bracket is not closed"
     else:
-        entry.error = f"cannot read {parts[0]!r} as a name or as arithmetic"
+        entry.error = f"cannot read {quoted(parts[0])} as a name or as arithmetic"
     return entry

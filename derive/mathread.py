@@ -37,6 +37,7 @@ from lark.exceptions import LarkError
 from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
 from .name_parser import TT_ESCAPES
+from .printing import quoted
 
 # how tightly each operation binds, as the grammar reads it (show writes parentheses from it):
 # -a·b is -(a·b), -a^b is -(a^b); "index" is X[5]
@@ -639,11 +640,11 @@ def _formula(text: str) -> Chain:
         where = getattr(exc, "column", None)
         cause = exc.orig_exc if hasattr(exc, "orig_exc") else exc
         if isinstance(cause, _NotMath):
-            raise DeriveError(f"cannot read {text.strip()!r}: {cause}") from None
+            raise DeriveError(f"cannot read {quoted(text.strip())}: {cause}") from None
         at = f" at column {where}" if isinstance(where, int) and where > 0 else ""
-        raise DeriveError(f"cannot read {text.strip()!r} as a formula{at}") from None
+        raise DeriveError(f"cannot read {quoted(text.strip())} as a formula{at}") from None
     except RecursionError:  # (150 nested brackets, a sum of 500 terms: the grammar's tree walk)
-        raise DeriveError(f"cannot read {_short(text.strip())!r}: it nests too deeply (brackets, signs or terms) "
+        raise DeriveError(f"cannot read {quoted(_short(text.strip()))}: it nests too deeply (brackets, signs or terms) "
                           "for derive to read") from None
     return out if isinstance(out, Chain) else Chain((out,), ())
 

@@ -22,6 +22,7 @@ from .derivation import Derivation
 from .errors import DeriveError
 from .name import Fields, Name, after_step, grad_of, json_symbol
 from .name_parser import parse_name
+from .printing import quoted
 from .steps import Ref
 
 HEAD = re.compile(r"\^\{?\((\d+)\)\}?")  # kept for derive.check: a head written as ^(h) or ^{(h)}
@@ -177,7 +178,7 @@ def read(name: str, derivation: Derivation | None = None) -> Name:
     """
     parsed = _parsed(name)
     if parsed is None:
-        raise DeriveError(f"no quantity is called {name!r}", expected=expected(derivation) if derivation is not None
+        raise DeriveError(f"no quantity is called {quoted(name)}", expected=expected(derivation) if derivation is not None
                           else "a name in the chapter's notation, as `derive run` prints it")
     return parsed
 
@@ -231,10 +232,10 @@ def _find(derivation: Derivation, name: str | Name, block: int | None, head: int
     wanted = read(name, derivation) if isinstance(name, str) else name
     found = _found(derivation, wanted, block, head)
     if not found:
-        raise DeriveError(f"no quantity is called {str(name)!r}", expected=expected(derivation))
+        raise DeriveError(f"no quantity is called {quoted(str(name))}", expected=expected(derivation))
     where = _places(derivation, found)
     if where is not None:
-        raise DeriveError(f"{str(name)!r} names quantities in several places ({where})",
+        raise DeriveError(f"{quoted(str(name))} names quantities in several places ({where})",
                           expected="--block and/or --head to choose one")
     return [Ref("before", i) for i in found]
 

@@ -526,6 +526,13 @@ def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def quoted(text: str) -> str:
+    """A reader's text for a message, as written, between single quotes: ``'\\frac{1}{2}'``
+    (repr's quoting doubled every backslash of the LaTeX and switched to double quotes for
+    a text with an apostrophe, ``"mu'_5"``)."""
+    return f"'{text}'"
+
+
 def plain_label(label) -> str:
     """A column header or an equation's left side in the plain notation: a rule's text as
     it is, a Name or a formula through :func:`text`."""

@@ -35,7 +35,7 @@ from .errors import DeriveError
 from .handfile import TITLE_CONTEXT, Entry
 from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
 from .names import find, per_derivation
-from .printing import text
+from .printing import quoted, text
 from .steps import Ref, Vec
 
 FREE = ("t", "i", "j")
@@ -120,7 +120,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
             refs = param_row(derivation, param, row.number, block, head)
             return Claim(derivation.meta(refs[0]).label, refs=[refs[case.pieces.index(column_piece)]])
         if node is None or row.position is None:
-            raise DeriveError(f"the column {header!r} is a token but the table names no quantity")
+            raise DeriveError(f"the column {quoted(header)} is a token but the table names no quantity")
         name = _label(_substitute(node, {"i": row.position, "j": position}))
         return _found(derivation, name, block, head)
     node = _header_node(header)
@@ -136,7 +136,7 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
         k = _number(node)
         refs = param_row(derivation, param, row.id + 1 if row.id is not None else row.number, block, head)
         if k is None or not 1 <= k <= len(refs):
-            raise DeriveError(f"{param} has no column {header!r}")
+            raise DeriveError(f"{param} has no column {quoted(header)}")
         return Claim(derivation.meta(refs[k - 1]).label, refs=[refs[k - 1]])
     if isinstance(node, Sym) and node.base == "P" and _param_of(derivation, node) is None:
         return Claim(f"P_{row.position}", refs=_sinusoid_row(derivation, row.position))
@@ -188,7 +188,7 @@ def page_equation(derivation: Derivation, name: str) -> list[Ref]:
             refs = rhs.refs if isinstance(rhs, Vec) else [rhs] if isinstance(rhs, Ref) else None
             if refs:
                 return list(refs)
-    raise DeriveError(f"no quantity is called {name!r}")
+    raise DeriveError(f"no quantity is called {quoted(name)}")
 
 
 def _plain(written) -> str:
@@ -277,7 +277,7 @@ def _header_node(header: str):
             continue
         first = chain.exprs[0]
         return first
-    raise DeriveError(f"cannot read the column header {header!r}")
+    raise DeriveError(f"cannot read the column header {quoted(header)}")
 
 
 def _title_name(title: str):
@@ -503,7 +503,7 @@ def _param_refs(derivation: Derivation, param: str, row: _Row, block, head=None)
         return refs
     mine = [r for r in refs if derivation.meta(r).index == row.piece]
     if not mine:
-        raise DeriveError(f"{param} has no entry for the piece {row.piece!r}")
+        raise DeriveError(f"{param} has no entry for the piece {quoted(row.piece)}")
     return mine
 
 
@@ -590,12 +590,12 @@ def _formula(derivation: Derivation, node, row: _Row, block, head, header: str) 
         rows[name_node] = [derivation.value(r) for r in refs_of(name_node)]
     sizes = {len(v) for v in rows.values()}
     if len(sizes) != 1:
-        raise DeriveError(f"cannot evaluate the column {header!r} row by row")
+        raise DeriveError(f"cannot evaluate the column {quoted(header)} row by row")
     (size,) = sizes
     values = []
     for c in range(size):
         try:
             values.append(mathread.evaluate(node, lambda n: rows[n][c], derivation.case.conventions.activation))
         except (ValueError, KeyError) as exc:
-            raise DeriveError(f"cannot evaluate the column {header!r}: {exc}") from None
+            raise DeriveError(f"cannot evaluate the column {quoted(header)}: {exc}") from None
     return Claim(mathread.show(node), values=values)

@@ -147,3 +147,23 @@ def test_a_weight_after_the_step_in_words(derivation, name):
     assert v.status == "correct", v.message
     [v] = Checker(derivation).check_text(f"{name} = -0.501")
     assert v.status == "wrong", v.message
+
+
+# A message echoed the reader's LaTeX with repr's doubled backslashes ('\\frac{1}{2}'):
+# the text is echoed as written, between single quotes.
+@pytest.mark.parametrize("line, message", [
+    (r"$$ \frac{1}{2}\alpha\beta = 0.5 $$", r"cannot read '\frac{1}{2}\alpha\beta' as a name or as arithmetic"),
+    (r"\[ \mathcal{E}_{1} = 0.3 \]", r"cannot read '\mathcal{E}_{1}' as a name or as arithmetic"),
+    (r"L = 0.5 = \frac{1}{q}", r"cannot read the value '\frac{1}{q}': expected a number such as 0.395 or a vector [a, b]"),
+    (r"\sqrt{2} + \sqrt{ = 1.414", r"cannot read the arithmetic '\sqrt{2} + \sqrt{': a bracket is not closed"),
+    (r"\[ \foo_5 = 0.3 \]", r"cannot read the arithmetic '\foo_5': derive cannot evaluate \foo"),
+    ("| token | p |\n|---|---|\n| ␣roof | 0.395 |\n| ␣wall | \\frac{1}{2}x |",
+     r"cannot read the cell '\frac{1}{2}x': expected a number or a vector [a, b]"),
+    ("| token | \\hat{p} |\n|---|---|\n| ␣roof | 0.3 |",
+     r"not checked: a table that names no quantity of this case (cannot evaluate the column '\hat{p}': "
+     r"derive cannot evaluate \hat)"),
+])
+def test_a_message_echoes_latex_as_written(derivation, line, message):
+    verdicts = Checker(derivation).check_text(line)
+    assert verdicts[-1].message == message
+    assert "\\\\" not in verdicts[-1].message
