@@ -48,7 +48,7 @@ from .graph import Value, is_exact
 from .handfile import Entry, decimal_places, parse
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
-from .printing import counted, listed, quoted
+from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
 from .tablenames import Claim, cell_claim, in_context, norm_slot, page_equation, param_row
@@ -211,14 +211,14 @@ class Checker:
                            entry.values or None)
         broken = next((link for link in entry.links if not _agrees(link[0], link[2], self.mode)), None)
         if broken is not None:  # L = 0.5 = 0.928: the line contradicts itself, whatever L is
-            return Verdict(entry.line, entry.source, "wrong", f"{entry.name or entry.expr or 'the line'}: "
+            return Verdict(entry.line, entry.source, "wrong", f"{entry.name or excerpt(entry.expr or '') or 'the line'}: "
                            f"{broken[0]} = {broken[2]} does not hold", entry.name, entry.values or None)
         for node, value in entry.steps:  # L = -ln(0.5) = 0.928: a wrong calculation, whatever L is
             step = Entry(entry.line, entry.source, expr=mathread.show(node), values=[value], head=entry.head,
                          block=entry.block, node=node, kind="arithmetic")
             verdict = self.check_arithmetic(step)
             if verdict.status == "wrong":
-                return Verdict(entry.line, entry.source, "wrong", f"{entry.name or entry.expr}: {verdict.message}",
+                return Verdict(entry.line, entry.source, "wrong", f"{entry.name or excerpt(entry.expr)}: {verdict.message}",
                                entry.name, entry.values or None)
         if entry.kind == "note":
             key = (entry.note, entry.head, entry.block)
@@ -702,6 +702,7 @@ class Checker:
     def check_arithmetic(self, entry: Entry) -> Verdict:
         """Judge ``expression = value`` on its own numbers, or as a quantity's by-hand form."""
         text = entry.values[-1] if len(entry.values) == 1 else None
+        expr = excerpt(entry.expr or "")  # (what the messages repeat of it)
         if text is None:
             return Verdict(entry.line, entry.source, "unreadable", "an arithmetic line needs one number on the right")
         places = decimal_places(text) or 0
@@ -721,7 +722,7 @@ class Checker:
             return Verdict(entry.line, entry.source, "unreadable", f"cannot read the arithmetic {quoted(entry.expr)}: {exc}")
         if expected is None:
             return Verdict(entry.line, entry.source, "not checked",
-                           f"not checked: {entry.expr} = {_show(value)} lies on a rounding boundary at {places} places "
+                           f"not checked: {expr} = {_show(value)} lies on a rounding boundary at {places} places "
                            f"(or too near one to tell at {mathread.MAX_PREC} bits): derive does not guess its last digit",
                            entry.expr, [text], None, [_show(value)])
         shown = _show(value)
@@ -731,7 +732,7 @@ class Checker:
         quantities = [ref for ref in self.by_hand_of(value, places) if self.writes_inputs(entry.node, ref, places)] \
             if given <= places and "." in text else []
         if expected is not None and _same(text, expected):
-            message = f"correct: {entry.expr} = {shown}"
+            message = f"correct: {expr} = {shown}"
             tie = isinstance(value, Fraction) and is_tie(value, fmt)
             if tie:
                 message += f", exactly on a tie at {places} places ({self.mode} gives {expected})"
@@ -745,9 +746,9 @@ class Checker:
         match = next((r for r in quantities if _same(text, self.printer(places).text[r].replace("\u2212", "-"))), None)
         if match is not None:
             return Verdict(entry.line, entry.source, "explained",
-                           f"{entry.expr} = {shown} rounds to {expected}, but {text} is {self._name(match)}: its exact "
+                           f"{expr} = {shown} rounds to {expected}, but {text} is {self._name(match)}: its exact "
                            "value, computed from unrounded inputs, rounds to it", entry.expr, [text], [expected], [shown])
-        return Verdict(entry.line, entry.source, "wrong", f"wrong: {entry.expr} = {shown}, which rounds to {expected}",
+        return Verdict(entry.line, entry.source, "wrong", f"wrong: {expr} = {shown}, which rounds to {expected}",
                        entry.expr, [text], [expected], [shown])
 
     def sgd_sign(self, entry: Entry, text: str) -> Verdict | None:

@@ -807,6 +807,10 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
         entry = _unread(text, line, source, context)
         if "nests too deeply" in exc.detail:
             entry.error = exc.detail  # (why it cannot be read, not which part)
+        elif exc.detail.startswith("the formula is longer than"):  # (past mathread.MAX_LENGTH: not read)
+            entry.skip = next((r for r in (value_limit(m.group(0)) for m in NUMBER.finditer(text)) if r), None)
+            # a number beyond the bounds is not checked, as in a shorter line; else why it is not read
+            entry.error = None if entry.skip else f"cannot read {quoted(text.strip())}: {exc.detail}"
         return entry
     if len(chain.exprs) < 2:
         return _unread(text, line, source, context)

@@ -37,7 +37,7 @@ from lark.exceptions import LarkError
 from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
 from .name_parser import TT_ESCAPES
-from .printing import quoted
+from .printing import excerpt, quoted
 
 # how tightly each operation binds, as the grammar reads it (show writes parentheses from it):
 # -a·b is -(a·b), -a^b is -(a^b); "index" is X[5]
@@ -577,7 +577,9 @@ def read(text: str) -> Chain:
 
     Raises:
         DeriveError: when the text is not a formula the grammar reads (the message says
-            where), or is longer than MAX_LENGTH characters.
+            where), or what the grammar would read of it (all but a plain value after its
+            last relation, ``= [0.1, 0.2, ...]``, read at any length) is longer than
+            MAX_LENGTH characters.
     """
     return _read(text)
 
@@ -607,9 +609,7 @@ def _plain_value(text: str):
 
 @lru_cache(maxsize=1 << 16)
 def _read(text: str) -> Chain:
-    if len(text) > MAX_LENGTH:
-        raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
-    value = _plain_value(text)
+    value = _plain_value(text)  # (a plain value, or the one after a relation, is read at any length)
     if value is not None:
         return Chain((value,), ())
     tail = _VALUE_TAIL.search(text)
@@ -626,7 +626,9 @@ def _read(text: str) -> Chain:
 
 @lru_cache(maxsize=1 << 16)
 def _formula(text: str) -> Chain:
-    """The formula read by the grammar."""
+    """The formula read by the grammar (at most MAX_LENGTH characters)."""
+    if len(text) > MAX_LENGTH:
+        raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
     for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
         text = text.replace(spelled, ch)
     source = _scripts(text.replace('\\char"2423', SPACE).replace("\ufeff", ""))
@@ -644,7 +646,7 @@ def _formula(text: str) -> Chain:
         at = f" at column {where}" if isinstance(where, int) and where > 0 else ""
         raise DeriveError(f"cannot read {quoted(text.strip())} as a formula{at}") from None
     except RecursionError:  # (150 nested brackets, a sum of 500 terms: the grammar's tree walk)
-        raise DeriveError(f"cannot read {quoted(_short(text.strip()))}: it nests too deeply (brackets, signs or terms) "
+        raise DeriveError(f"cannot read {quoted(text.strip())}: it nests too deeply (brackets, signs or terms) "
                           "for derive to read") from None
     return out if isinstance(out, Chain) else Chain((out,), ())
 
@@ -761,11 +763,6 @@ def _arithmetic(text: str) -> Chain | None:
     except (_NotArithmetic, RecursionError):  # (5,000 brackets: the grammar says how deep is too deep)
         return None
     return Chain(tuple(exprs), tuple(rels))
-
-
-def _short(text: str, limit: int = 60) -> str:
-    """``text`` cut to ``limit`` characters, with ``…`` when cut (for a message)."""
-    return text if len(text) <= limit else text[:limit] + "\u2026"
 
 
 # ----------------------------------------------------------------------------- names
@@ -989,7 +986,7 @@ class TooLarge(Beyond):
 
     def __init__(self, what: str, sign: int = 0):
         self.sign = sign
-        super().__init__(f"{what} is larger than 10^{MAX_DIGITS} in magnitude, too large for a hand computation")
+        super().__init__(f"{excerpt(what)} is larger than 10^{MAX_DIGITS} in magnitude, too large for a hand computation")
 
 
 def number_limit(text: str) -> str | None:

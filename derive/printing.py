@@ -526,11 +526,21 @@ def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def quoted(text: str) -> str:
+ECHO = 60  # characters of a reader's line a message repeats, at most
+
+
+def excerpt(text: str, limit: int = ECHO) -> str:
+    """``text`` cut to its first ``limit`` characters, with ``…`` when cut: what a message
+    repeats of a reader's line (a line of 20,000 characters is not repeated whole)."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
+def quoted(text: str, limit: int = ECHO) -> str:
     """A reader's text for a message, as written, between single quotes: ``'\\frac{1}{2}'``
     (repr's quoting doubled every backslash of the LaTeX and switched to double quotes for
-    a text with an apostrophe, ``"mu'_5"``)."""
-    return f"'{text}'"
+    a text with an apostrophe, ``"mu'_5"``); cut to ``limit`` characters as :func:`excerpt`
+    cuts it (``'0.1 + 0.1 + …'``)."""
+    return f"'{excerpt(text, limit)}'"
 
 
 def plain_label(label) -> str:

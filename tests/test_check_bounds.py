@@ -172,3 +172,51 @@ def test_deep_nesting_is_one_unreadable_line(derivation, n):
     assert found[0].status == found[-1].status == "correct"
     assert {v.status for v in found[1:-1]} <= {"correct", "unreadable"}
     assert all("deep" in v.message for v in found[1:-1] if v.status == "unreadable")
+
+
+# A value or sum line past 20,000 characters (mathread.MAX_LENGTH) was "cannot read 'L' as a
+# name or as arithmetic", or had the whole line in its message, where the same line at 10,000
+# characters got its reason: the number has too many digits (not checked), or the vector too
+# many components. A message never repeats more than 60 characters of the line.
+def _long_number(digits: int) -> str:
+    return "0.928" + "0" * (digits - 4)  # `digits` digits in all: 0, 9, 2, 8 and the zeros
+
+
+def _echoes_more_than_60(message: str, line: str) -> bool:
+    """The message holds a run of the line longer than 60 characters (and a space or a
+    quote on each side of them, which the line may have there too)."""
+    return any(message[i:i + 63] in line for i in range(len(message) - 62))
+
+
+@pytest.mark.parametrize("length", [10_000, 30_000, 100_000])
+@pytest.mark.parametrize("shape", ["L = {}", "1 + 1 = {}", "{} + 1 = 2"])
+def test_a_long_number_is_not_checked_at_any_length(derivation, shape, length):
+    number = _long_number(length)
+    line = shape.format(number)
+    v = one(derivation, line)
+    assert (v.status, v.message) == ("not checked", f"not checked: the number {number[:12]}... has {length} digits "
+                                     "(derive reads at most 200)")
+
+
+@pytest.mark.parametrize("components", [1_000, 5_000, 50_000])
+def test_a_long_vector_is_counted_at_any_length(derivation, components):
+    line = "u_5 = [" + ", ".join(["0.100"] * components) + "]"  # 7 characters a component
+    v = one(derivation, line)
+    assert (v.status, v.message) == ("unreadable", f"u_5 has 4 components but the line gives {components}")
+
+
+@pytest.mark.parametrize("terms", [300, 2_000, 5_000, 50_000])
+def test_a_long_line_is_echoed_in_60_characters(derivation, terms):
+    """A sum of ``terms`` 0.1s, written 0.1 too large: wrong while derive reads it (300
+    terms: 30, not 30.1), else unreadable with why; either way the message repeats at most
+    60 characters of the line, and so does --format json's record (the same message)."""
+    line = " + ".join(["0.1"] * terms) + f" = {terms // 10}.1"
+    v = one(derivation, line)
+    if terms == 300:
+        assert v.status == "wrong" and v.message.endswith(f" = {terms // 10}, which rounds to {terms // 10}.0"), \
+            v.message
+    else:
+        assert v.status == "unreadable", v.message
+        assert "deeply" in v.message or "longer than 20000 characters" in v.message, v.message
+    assert not _echoes_more_than_60(v.message, line), v.message
+    assert len(v.message) < 200, v.message
