@@ -20,7 +20,8 @@ A file mixes, one per line or block:
 - notes under tables (``<sup>a</sup> ...``, ``\\textsuperscript{a}\\,...``): a reader's
   calculation from the printed inputs;
 - prose with inline math (``$\\varepsilon = 1\\mathrm{e}{-05}$``): a value given in an
-  inline formula is a claim, the rest is prose and is skipped;
+  inline formula is a claim, and so is arithmetic there (``$2 \\cdot 3 = 7$``, judged as
+  in a display); the rest is prose and is skipped;
 - context lines that choose the head or block of what follows: ``Head 1``, ``# head 2``,
   ``block 2`` (or write the head in the name: ``a_{5,3}^{(1)}``); a heading starts afresh.
 
@@ -467,7 +468,11 @@ class _Reader:
                 chain = mathread.read(formula)
             except DeriveError:
                 continue
-            if len(chain.exprs) < 2 or not mathread.is_name(chain.exprs[0]):
+            if len(chain.exprs) < 2:
+                continue
+            if not mathread.is_name(chain.exprs[0]):
+                if _claims_arithmetic(chain):  # $2 \cdot 3 = 7$: judged as in a display
+                    self.entries.append(_from_chain(chain, formula, line, source, self.here, exact=True))
                 continue
             last = chain.exprs[-1]
             if value_texts(last) is None and (mathread.names(last) or not mathread.numbers(last)):
@@ -753,6 +758,14 @@ def _split_quads(text: str) -> list[str]:
     """Equations separated by ``\\quad`` (``\\mu = 0.000,\\quad \\sigma = 0.866``)."""
     parts = re.split(r",?(?<!\s)\s*\\q?quad\b", text)  # (tried where a run of spaces starts: linear)
     return [p.strip().rstrip(",") for p in parts if p.strip()]
+
+
+def _claims_arithmetic(chain: Chain) -> bool:
+    """An inline formula is arithmetic that claims a value: no names on any side, a number
+    on the first (``2 \\cdot 3 = 7``, ``\\sqrt{2} \\approx 1.414``) and a written value on the
+    last (``\\frac{1}{2} = \\frac{2}{4}``, a form, is no claim derive judges in prose)."""
+    return not any(mathread.names(e) for e in chain.exprs) and bool(mathread.numbers(chain.exprs[0])) \
+        and value_texts(chain.exprs[-1]) is not None
 
 
 def _inline_formulas(text: str) -> list[str]:

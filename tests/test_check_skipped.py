@@ -10,7 +10,9 @@ an independent exact forward pass), never taken from derive.
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
+from decimal import Decimal
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -120,3 +122,40 @@ def test_x_and_e_rows(derivation):
     assert v.status == "correct", v.message
     [v] = check(derivation, "\\[E[1] = [-0.5, 0.0, -0.5, 1.0]\\]")
     assert v.status == "correct", v.message
+
+
+def test_arithmetic_in_inline_math_is_judged(derivation):
+    """Arithmetic in an inline formula of prose is a claim, judged as in a display (whole
+    results at 0 places); it was dropped ("no line gives a number"). Right values: counting,
+    and sqrt(2), e^2.4 from Python's decimal and math."""
+    root2 = f"{Decimal(2).sqrt():.3f}"
+    e24 = f"{Decimal('2.4').exp():.3f}"
+    lines = ["$1 + 1 = 3$", "We get $2 \\cdot 3 = 7$ here.", "$1 + 1 = 2$", f"so $\\sqrt{{2}} \\approx {root2}$ and",
+             f"and \\(e^{{2.4}} = {e24}\\), then", "$10 / 4 = 2.6$"]
+    found = check(derivation, "\n".join(lines))
+    assert [(v.line, v.status) for v in found] == [(1, "wrong"), (2, "wrong"), (3, "correct"), (4, "correct"),
+                                                   (5, "correct"), (6, "wrong")], [v.message for v in found]
+    assert found[0].message == "wrong: 1 + 1 = 2, which rounds to 2"
+    assert found[1].message == "wrong: 2 \\cdot 3 = 6, which rounds to 6"
+    assert found[5].message == "wrong: 10 / 4 = 2.5, which rounds to 2.5"
+
+
+def test_inline_math_that_is_no_arithmetic_claim_stays_as_it_was(derivation):
+    """A name alone, a definition of the case's sizes, a formula with names on both sides
+    or a relation that is not = are read as before: no entry, or the name's verdict."""
+    assert check(derivation, "The row $x_5$ alone, and $0 \\le j \\le i$, $e^{i\\pi} = -1$ and $n = m + 1$.") == []
+    [v] = check(derivation, "Here $d_model = 4$ and so on.")
+    assert (v.status, v.message) == ("correct", "d_model = 4 in this case")
+    [v] = check(derivation, "with $x = 3$ for now")
+    assert v.status == "not checked" and v.message.startswith("a value in prose"), v.message
+
+
+def test_inline_arithmetic_fails_the_check(tmp_path):
+    """The exit code: 1 for a wrong inline claim, 0 for a right one (README, exit codes)."""
+    for text, code in [("$1 + 1 = 3$\n", 1), ("We get $2 \\cdot 3 = 7$ here.\n", 1), ("$1 + 1 = 2$\n", 0)]:
+        path = tmp_path / "hand.md"
+        path.write_text(text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "derive", "check", "cat-climbed", str(path)],
+                              capture_output=True, text=True)
+        assert done.returncode == code, (text, done.stdout, done.stderr)
+        assert "no line of the file gives a number" not in done.stdout
