@@ -9,6 +9,10 @@ say which row (a token of the prompt, a vocabulary piece, an id, a row number):
   ``E`` (``E_i``, ``E[id]``); a name without a position gets it as a subscript (``mu`` ->
   ``mu_5``; ``e^{s}`` -> ``e^s_{5,j}``, the row of the title's ``row 5``; ``z`` -> ``z_␣roof``);
 - a single number as subscript in a table of positions is a component (``u_1`` -> ``u_5[1]``);
+- rows keyed by some of the prompt's tokens in any order (``| the | 0.612 |``, `` `␣cat` ``)
+  are, where the name has no row per vocabulary piece (``mu``, ``sigma``, ``u_t``; ``z``
+  and ``p`` have), the tokens' positions (:func:`token_position`); a token the prompt
+  repeats does not say which position, and is not guessed;
 - a norm's statistics (``mu``, ``sigma``, ``rms``: the quantities whose metadata names a
   norm slot) belong to the norm whose output the table shows (``u'`` -> ``mu'``, ``f`` ->
   ``rms^f``);
@@ -35,7 +39,7 @@ from .errors import DeriveError
 from .handfile import TITLE_CONTEXT, Entry
 from .mathread import Bin, Call, Deriv, Num, Paren, Piece, Sym
 from .names import find, per_derivation
-from .printing import quoted, text
+from .printing import listed, quoted, text
 from .steps import Ref, Vec
 
 FREE = ("t", "i", "j")
@@ -77,7 +81,36 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
             # a masked key's e^s is exactly 0 (-inf before the softmax): no quantity, a fact
             return Claim(f"{entry.cell.table.header[entry.cell.column]} of a masked key", values=[Fraction(0)])
-        raise
+        position = token_position(derivation, entry.cell.table, entry.cell.row)
+        if position is None:
+            raise
+    return _claim(derivation, entry, position)  # rows keyed by some of the prompt's tokens: positions
+
+
+def token_position(derivation: Derivation, table, r: int) -> int | None:
+    """The prompt position (1-based) of data row ``r`` of a table whose key column holds
+    tokens of the prompt, some of them in any order, written as pieces (`` `␣cat` ``) or
+    as plain text (``the``): the position of the row's token. None when some row of every
+    key column (but ``id``, ``row``, ``t``) is no token of the prompt (a table of
+    vocabulary pieces, ``z_␣roof``), or the case has no tokens.
+
+    Raises:
+        DeriveError: when the row's token stands at several places of the prompt (``the``
+            at 1 and 5 of "the cat sat on the [MASK]"): the row does not say which."""
+    tokens = list(derivation.case.tokens or [])
+    for k in range(min(table.keys, len(table.header))):
+        if _word(table.header[k]) in ("id", "row", "t", "position", "pos"):
+            continue
+        keys = [_piece(row[k]) or row[k].strip() if k < len(row) else "" for row in table.rows]
+        if not tokens or not all(key in tokens for key in keys):
+            continue
+        places = [p + 1 for p, token in enumerate(tokens) if token == keys[r]]
+        if len(places) > 1:
+            raise DeriveError(f"the token {quoted(keys[r])} stands at positions {listed([str(p) for p in places])} "
+                              "of the prompt: the row does not say which",
+                              expected="a row for each position in prompt order, or a `t` column")
+        return places[0]
+    return None
 
 
 def _target_entry(derivation: Derivation, entry: Entry) -> Claim | None:
@@ -99,8 +132,9 @@ def _target_entry(derivation: Derivation, entry: Entry) -> Claim | None:
     return Claim(f"y_{piece} (the one-hot target {target})", values=[Fraction(int(piece == target))])
 
 
-def _claim(derivation: Derivation, entry: Entry) -> Claim:
-    """The claim read from the header's name and the row's key (see :func:`cell_claim`)."""
+def _claim(derivation: Derivation, entry: Entry, position: int | None = None) -> Claim:
+    """The claim read from the header's name and the row's key (see :func:`cell_claim`);
+    ``position``: the row's prompt position, read from its token (:func:`token_position`)."""
     cell = entry.cell
     table = cell.table
     case = derivation.case
@@ -109,6 +143,8 @@ def _claim(derivation: Derivation, entry: Entry) -> Claim:
     head = context.get("head", entry.head)
     block = context.get("block", entry.block)
     row = _row(derivation, table, cell.row)
+    if position is not None:
+        row = _Row(position, None, row.id, row.number)
     column_piece = _piece(header)
     if column_piece is not None:  # a matrix of tokens x tokens, or the ids row
         position = _column_position(table, cell.column, case)

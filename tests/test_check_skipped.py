@@ -9,6 +9,7 @@ an independent exact forward pass), never taken from derive.
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -159,3 +160,57 @@ def test_inline_arithmetic_fails_the_check(tmp_path):
                               capture_output=True, text=True)
         assert done.returncode == code, (text, done.stdout, done.stderr)
         assert "no line of the file gives a number" not in done.stdout
+
+
+# A hand-written table keyed by some of the prompt's tokens, in any order, with or without
+# backticks, was "not checked" ("no quantity is called 'sigma_␣cat'", or "the row is neither
+# a token of the prompt nor a vocabulary piece" for an unmarked `the`): its rows are the
+# positions of those tokens. Right values: the independent forward pass (hand_reference).
+@pytest.mark.parametrize("mark", ["", "`"])
+@pytest.mark.parametrize("first", ["token", ""])
+def test_a_table_keyed_by_some_prompt_tokens(derivation, exact, mark, first):
+    rows = [("␣cat", 2), ("the", 1), ("␣the", 5)]  # positions in "the cat climbed the"
+    text = f"| {first} | mu | sigma |\n|---|---|---|\n" + "".join(
+        f"| {mark}{token}{mark} | {R.text(exact['mu'][t - 1])} | {R.text(exact['sigma'][t - 1])} |\n" for token, t in rows)
+    found = check(derivation, text)
+    assert [v.status for v in found] == ["correct"] * 6, [v.message for v in found]
+    assert [v.name for v in found] == ["mu_2", "sigma_2", "mu_1", "sigma_1", "mu_5", "sigma_5"]
+    wrong = text.replace(f"| {R.text(exact['sigma'][0])} |", "| 0.613 |")  # sigma_1 = sqrt(3/8 + 1e-5) = 0.61238...
+    assert R.text(exact["sigma"][0]) == "0.612"
+    assert [v.status for v in check(derivation, wrong)] == ["correct"] * 3 + ["wrong"] + ["correct"] * 2
+
+
+def test_a_table_keyed_by_tokens_with_a_row_vector(derivation, exact):
+    """A u_t column (a whole row per cell) in rows keyed by tokens, as derive's table but
+    with two rows: positions 4 (ed) and 2 (␣cat)."""
+    text = "| token | u_t |\n|---|---|\n" + "".join(f"| `{token}` | {R.vector(exact['u'][t - 1])} |\n"
+                                                  for token, t in [("ed", 4), ("␣cat", 2)])
+    found = check(derivation, text)
+    assert [(v.status, v.name) for v in found] == [("correct", "u_4"), ("correct", "u_2")], [v.message for v in found]
+
+
+def test_a_logits_table_keyed_by_prompt_tokens_stays_per_piece(derivation, exact):
+    """z and p are per vocabulary piece: rows `the` and `␣cat` (also tokens of the prompt)
+    are z_the and z_␣cat, as before."""
+    text = "| token | z | p |\n|---|---|---|\n" + "".join(
+        f"| `{t}` | {R.text(exact['z'][t])} | {R.text(exact['p'][t])} |\n" for t in ("the", "␣cat"))
+    found = check(derivation, text)
+    assert [(v.status, v.name) for v in found] == [("correct", "z_the"), ("correct", "p(the)"),
+                                                   ("correct", "z_␣cat"), ("correct", "p(␣cat)")], \
+        [v.message for v in found]
+
+
+def test_a_token_repeated_in_the_prompt_is_not_guessed():
+    """encoder-post-norm's prompt "the cat sat on the [MASK]" has `the` at positions 1 and 5:
+    its row says so; `cat` (position 2) is judged: x_2 = E[cat] + PE[1] with the paper's
+    sinusoids, PE[1] = [sin 1, cos 1, sin 0.01, cos 0.01] (first_position 0, d = 4)."""
+    from derive.case import load_case
+    from derive.derivation import derive
+
+    x2 = [1 + math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]
+    written = ", ".join(f"{Decimal(v).quantize(Decimal('0.001'), rounding='ROUND_HALF_UP')}" for v in x2)
+    assert written == "1.841, 0.540, 0.010, 1.000"
+    text = f"| token | x_t |\n|---|---|\n| cat | [{written}] |\n| the | [1.000, 1.000, 1.000, 1.000] |\n"
+    found = check(derive(load_case("encoder-post-norm")), text)
+    assert [v.status for v in found] == ["correct", "unreadable"], [v.message for v in found]
+    assert "'the'" in found[1].message and "positions 1 and 5" in found[1].message, found[1].message
