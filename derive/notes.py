@@ -44,6 +44,7 @@ from .evaluate import MAX_PREC
 from .handfile import MAX_PLACES, Entry, _split_top, decimal_places, value_limit
 from .mathread import Bin, Call, Neg, Num, Paren, Sym
 from .names import find
+from .printing import excerpt
 from .rounding import Format, format_value
 
 WORDS_BEFORE_A_ROUNDING = ("rounds to", "gives", "round to")
@@ -97,7 +98,7 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
                 values.append(derivation.value(quantity))
                 loose.append(False)
                 if not _cut_of(derivation, quantity, expr):
-                    failures.append(f"{mathread.show(expr)} is not the exact value's digits")
+                    failures.append(f"{excerpt(mathread.show(expr))} is not the exact value's digits")
                 checked += 1
                 continue
             try:
@@ -112,8 +113,8 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
                 continue
             checked += 1
             if not _holds(left, rel, right, exprs[k + 1], mode, loose[k], loose[k + 1]):
-                shown_left = mathread.show(exprs[k]) if exprs[k] is not None else "the value before"
-                failures.append(f"{shown_left} {rel} {mathread.show(exprs[k + 1])} does not hold")
+                shown_left = excerpt(mathread.show(exprs[k])) if exprs[k] is not None else "the value before"
+                failures.append(f"{shown_left} {rel} {excerpt(mathread.show(exprs[k + 1]))} does not hold")
         if values and values[-1] is not None:
             previous, previous_loose = values[-1], loose[-1]
         if values and isinstance(exprs[-1], (Num, Neg)) and len(values) > 1 and values[-2] is not None \

@@ -220,3 +220,12 @@ def test_a_long_line_is_echoed_in_60_characters(derivation, terms):
         assert "deeply" in v.message or "longer than 20000 characters" in v.message, v.message
     assert not _echoes_more_than_60(v.message, line), v.message
     assert len(v.message) < 200, v.message
+
+
+def test_a_long_note_is_echoed_in_60_characters(derivation):
+    """A note under a table whose calculation is a sum of 300 0.1s written as 31.0 (it is
+    30): wrong, and the message repeats at most 60 characters of it."""
+    sum_ = " + ".join(["0.1"] * 300)
+    v = one(derivation, f"<sup>a</sup> u_1[1]: from the printed inputs, {sum_} = 31.0")
+    assert v.status == "wrong" and v.message.endswith(" = 31.0 does not hold"), v.message
+    assert not _echoes_more_than_60(v.message, sum_), v.message
