@@ -24,7 +24,7 @@ and the chain's drift from the exact values is reported cell by cell.
 from __future__ import annotations
 
 import re
-
+from bisect import bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -34,7 +34,8 @@ from flint import ctx, fmpq
 from . import formula as F
 from .derivation import Derivation
 from .evaluate import MAX_PREC, START_PREC, progress
-from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, is_exact
+from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, Weights, is_exact
+from .kernels import Factor, MatMul
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
 from .rounding import Format, decade_fraction, format_value
@@ -272,6 +273,19 @@ def _is_tie(numerator: int, denominator: int, fmt: Format) -> bool:
     return 2 * (numerator % denominator) == denominator
 
 
+class _Read:
+    """``values[i]``: the value ``read(i)`` of node i, read as :meth:`derive.kernels.MatMul.forward`
+    reads a list of values by node id."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read):
+        self.read = read
+
+    def __getitem__(self, node_id: int) -> Value:
+        return self.read(node_id)
+
+
 class ByHand:
     """The reader's recomputation of the quantities printed on a page.
 
@@ -310,6 +324,10 @@ class ByHand:
         self._exprs: dict[tuple[int, int], F.Node] = {}  # an exact reader's value (p, q) -> its number
         self._shared: dict[tuple[int, int], tuple] = {}  # (precision, id of a row's or column's ids) -> values
         self._sources: dict[int, object] = {}  # node -> its metadata as a source, or None (see _source)
+        self._kernel_starts = sorted(self.graph.kernels)  # the first ids of the matrix products (:meth:`_kernel_of`)
+        self._kernel_ends = [start + len(self.graph.kernels[start].ids) for start in self._kernel_starts]
+        self._products: dict[tuple[int, int], list | None] = {}  # (precision, kernel start) -> its entries' values
+        self._weights: dict[int, Factor] = {}  # a weight's start -> its values as the reader takes them
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -420,12 +438,60 @@ class ByHand:
         return self.printed[Ref("before", node_id)].replace("\u2212", "-")
 
     def _raw_value(self, node_id: int) -> Value:
+        """The reader's own value of an operation's node, from their inputs
+        (:meth:`_input_value`), at the reader's precision; made once per node and precision.
+
+        Raises:
+            NeedPrecision: a ball is too wide to decide a branch (Div by a ball holding 0).
+            Undefined: the step is undefined from the reader's inputs.
+        """
         key = (self._prec, node_id)
         if key not in self._raw:
-            node = self.graph.nodes[node_id]
             with ctx.workprec(self._prec):
-                self._raw[key] = node.op.eval([self._input_value(p) for p in node.parents])
+                self._raw[key] = self._evaluate(node_id)
         return self._raw[key]
+
+    def _evaluate(self, node_id: int) -> Value:
+        """:meth:`_raw_value`, computed: an entry of a matrix product (:class:`~derive.kernels.MatMul`)
+        read from the whole product's exact values (:meth:`_product_values`), else the node's
+        operation on its inputs' values (also an entry that is a ball, whose radius
+        depends on the order of its sum: the same ball as the node's own sum)."""
+        kernel = self._kernel_of(node_id)
+        if kernel is not None:
+            values = self._product_values(kernel)
+            if values is not None and type(values[node_id - kernel.start]) is fmpq:
+                return values[node_id - kernel.start]
+        node = self.graph.nodes[node_id]
+        return node.op.eval(self._input_values(node.parents))
+
+    def _kernel_of(self, node_id: int) -> MatMul | None:
+        """The matrix product whose entry node ``node_id`` is, or None."""
+        k = bisect_right(self._kernel_starts, node_id) - 1
+        return self.graph.kernels[self._kernel_starts[k]] if k >= 0 and node_id < self._kernel_ends[k] else None
+
+    def _product_values(self, kernel: MatMul) -> list[Value] | None:
+        """The reader's values of every entry of ``kernel`` (its T x m members, in id
+        order), computed as one product of the reader's T x n left factor and n x m right
+        factor (:meth:`derive.kernels.MatMul.forward`: one fmpq_mat product when both are
+        exact) at the reader's precision; once per product and precision. None when an
+        input is undefined or undecided for the reader (each entry is then computed on its
+        own, and only the entries that read that input fail)."""
+        key = (self._prec, kernel.start)
+        if key not in self._products:
+            try:
+                self._products[key] = kernel.forward(_Read(self._input_value), self._weight_factor)
+            except (Undefined, NeedPrecision):
+                self._products[key] = None
+        return self._products[key]
+
+    def _weight_factor(self, weights: Weights) -> Factor:
+        """A weight's values as the reader takes them (:meth:`_given`: exact, or as printed),
+        rows x cols as one exact :class:`~derive.kernels.Factor`; made once."""
+        if weights.start not in self._weights:
+            ids = range(weights.start, weights.start + weights.rows * weights.cols)
+            self._weights[weights.start] = Factor(weights.rows, weights.cols, [self._given(i)[0] for i in ids],
+                                                  kind="exact")
+        return self._weights[weights.start]
 
     def _value_expr(self, v: Value) -> F.Node:
         """A reader's result as a formula's number (see :meth:`_value_text`); an exact one
@@ -519,8 +585,7 @@ class ByHand:
             Undefined: the step is undefined from the printed inputs.
         """
         node = self.graph.nodes[ref.id]
-        with ctx.workprec(self._prec):  # (the value first: its formula costs far more)
-            value = node.op.eval(self._input_values(node.parents))
+        value = self._raw_value(ref.id)  # (the value first: its formula costs far more)
         rounded = self._rounded(ref, value) if noteworthy else None
         if rounded is not None and not rounded[3]:
             return None
