@@ -273,6 +273,14 @@ def _is_tie(numerator: int, denominator: int, fmt: Format) -> bool:
     return 2 * (numerator % denominator) == denominator
 
 
+def _decimal_at_places(fmt: Format) -> re.Pattern | None:
+    """The text of a number printed in plain decimals at ``fmt.places`` (``−0.817``, and
+    no scientific form), or None when the format counts significant figures."""
+    if fmt.places is None:
+        return None
+    return re.compile(re.escape(fmt.minus) + r"?\d+" + (rf"\.\d{{{fmt.places}}}" if fmt.places else ""))
+
+
 class _Read:
     """``values[i]``: the value ``read(i)`` of node i, read as :meth:`derive.kernels.MatMul.forward`
     reads a list of values by node id."""
@@ -328,6 +336,8 @@ class ByHand:
         self._kernel_ends = [start + len(self.graph.kernels[start].ids) for start in self._kernel_starts]
         self._products: dict[tuple[int, int], list | None] = {}  # (precision, kernel start) -> its entries' values
         self._weights: dict[int, Factor] = {}  # a weight's start -> its values as the reader takes them
+        self._intervals: dict[str, tuple | None] = {}  # a printed text -> (lo, hi) (see _rounds_as_printed)
+        self._plain = _decimal_at_places(fmt)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -586,6 +596,8 @@ class ByHand:
         """
         node = self.graph.nodes[ref.id]
         value = self._raw_value(ref.id)  # (the value first: its formula costs far more)
+        if noteworthy and self._rounds_as_printed(ref, value):
+            return None  # (most readings: decided without the reader's text)
         rounded = self._rounded(ref, value) if noteworthy else None
         if rounded is not None and not rounded[3]:
             return None
@@ -615,6 +627,8 @@ class ByHand:
         g = printed_fraction(grad_text)
         moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
         value = before - eta * g if moved else before
+        if noteworthy and self._rounds_as_printed(ref, fmpq(value.numerator, value.denominator)):
+            return None
         rounded = self._rounded(ref, fmpq(value.numerator, value.denominator)) if noteworthy else None
         if rounded is not None and not rounded[3]:
             return None
@@ -624,6 +638,34 @@ class ByHand:
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
                             formula, fmpq(value.numerator, value.denominator), "" if moved else still, rounded)
+
+    def _rounds_as_printed(self, ref: Ref, value: Value) -> bool:
+        """Whether the reader's value lies strictly inside the interval of the numbers that
+        round to the printed digits of ``ref`` (c - h, c + h), c the printed number and h
+        half a unit of its last place, in a half mode at fixed places: then every rounding
+        of it gives those digits and none is a tie, so it is not worth a note (what
+        :meth:`_rounded` would find, at any precision, without making the reader's text).
+        False when that is not certain (a ball that reaches a bound, a printed zero, whose
+        sign is the value's, a number in scientific form, significant figures, another
+        mode): :meth:`_rounded` then decides."""
+        text = self.printed.get(ref)
+        if text is None or self._plain is None or self.fmt.mode not in ("half-away", "half-even"):
+            return False
+        bounds = self._intervals.get(text, _UNSEEN)
+        if bounds is _UNSEEN:
+            bounds = self._intervals[text] = self._interval(text)
+        return bounds is not None and bounds[0] < value < bounds[1]
+
+    def _interval(self, text: str) -> tuple[fmpq, fmpq] | None:
+        """(c - h, c + h) for a printed decimal c at the run's places (h half a unit of its
+        last place), or None for a zero or text that is not such a decimal."""
+        if not self._plain.fullmatch(text):
+            return None
+        c = printed_fraction(text)
+        if c == 0:
+            return None
+        c, h = fmpq(c.numerator, c.denominator), fmpq(1, 2 * 10 ** self.fmt.places)
+        return c - h, c + h
 
     def _rounded(self, ref: Ref, value: Value) -> tuple[str, str, bool, bool]:
         """(the reader's value rounded, the printed value, whether the reader's is on a tie,

@@ -1,9 +1,15 @@
-"""The reader's values of a matrix product's entries, computed as one product
+"""The by-hand readings' short cuts give what the long way gives.
+
+The reader's values of a matrix product's entries, computed as one product
 (:meth:`derive.byhand.ByHand._product_values`), are those of the entry-by-entry path
 (each Dot node's own sum over the reader's inputs): the same exact fmpq, the same ball
 where an input is a ball, and the same None where an input is undefined for the reader.
 The entry-by-entry path is the reference here: a ByHand whose ``_kernel_of`` finds no
 product computes every entry on its own, as before products were read whole.
+
+A reading whose value lies strictly inside the printed digits' rounding interval is
+dropped before its text is made (:meth:`~derive.byhand.ByHand._rounds_as_printed`): the
+notes are those found with that test off, under every mode and format.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from derive.case import load_case
 from derive.cells import Printer
 from derive.derivation import derive
 from derive.graph import Dot, Undefined
-from derive.rounding import Format
+from derive.rounding import MINUS, Format
 from derive.steps import Ref
 
 FMT = Format(places=3)
@@ -102,3 +108,22 @@ def test_an_undefined_input_fails_only_the_entries_that_read_it():
     assert assert_same_readings(fast, slow, refs) > 0
     assert fast.reading(Ref("before", kernel.members[0][0])) is None
     assert fast._products[(fast._prec, kernel.start)] is None
+
+
+@pytest.mark.parametrize("fmt", [Format(places=3, minus=MINUS), Format(places=2, mode="half-even"),
+                                 Format(places=0), Format(places=4, signed_zero=True, minus=MINUS),
+                                 Format(places=None, sig=3), Format(places=3, mode="down"),
+                                 Format(places=1, mode="ceiling")], ids=str)
+def test_the_interval_test_keeps_every_note(fmt):
+    derivation = derive(load_case("cat-climbed"))
+    fast = Printer(derivation, fmt).byhand
+    slow = ByHand(fast.derivation, fmt, fast.printed, fast.carry, fast.whole)
+    slow._rounds_as_printed = lambda ref, value: False
+    inside = []
+    test = fast._rounds_as_printed
+    fast._rounds_as_printed = lambda ref, value: inside.append(test(ref, value)) or inside[-1]
+    refs = list(fast.printed)
+    notes = [r.note() for r in fast.readings(refs)]
+    assert notes == [r.note() for r in slow.readings(refs)]
+    assert notes
+    assert any(inside) if fmt.places is not None and fmt.mode.startswith("half") else not any(inside)
