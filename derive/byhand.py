@@ -325,13 +325,12 @@ class ByHand:
         self._givens: dict[int, tuple] = {}
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
-        self._inputs: dict[tuple[int, int], tuple[Value, F.Node]] = {}  # (precision, node) -> _input
+        self._inputs: dict[tuple[int, int], tuple] = {}  # (precision, node) -> _input
         self._taken: dict[int, Value | None] = {}  # the value a reader takes from the page (None: computes it)
         self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
         self._exprs: dict[tuple[int, int], F.Node] = {}  # an exact reader's value (p, q) -> its number
         self._shared: dict[tuple[int, int], tuple] = {}  # (precision, id of a row's or column's ids) -> values
-        self._sources: dict[int, object] = {}  # node -> its metadata as a source, or None (see _source)
         self._kernel_starts = sorted(self.graph.kernels)  # the first ids of the matrix products (:meth:`_kernel_of`)
         self._kernel_ends = [start + len(self.graph.kernels[start].ids) for start in self._kernel_starts]
         self._products: dict[tuple[int, int], list | None] = {}  # (precision, kernel start) -> its entries' values
@@ -383,39 +382,31 @@ class ByHand:
             known = self._shared[self._prec, id(part)] = (part, self._values_of(part))
         return known[1]
 
-    def _source(self, node_id: int):
-        """The metadata of a parent the reader takes from the page (an operation's), None
-        for a leaf (a weight, a given input, a constant: not a source); looked up once
-        per node (crane's notes ask 140,000 times)."""
-        meta = self._sources.get(node_id, _UNSEEN)
-        if meta is _UNSEEN:
-            node = self.graph.nodes[node_id]
-            meta = self._sources[node_id] = None if node.op is None else node.meta
-        return meta
-
-    def _input(self, node_id: int) -> tuple[Value, F.Node]:
-        """What the reader uses for a parent, as (value, formula): the printed value when
-        it is on the page, the exact weight for a leaf, else the reader's own unrounded
-        computation (written out when it is short). Built once per node and precision
-        (a printed row enters every note of the next step's row)."""
+    def _input(self, node_id: int) -> tuple[Value, F.Node, object]:
+        """What the reader uses for a parent, as (value, formula, source): the printed value
+        when it is on the page, the exact weight for a leaf, else the reader's own unrounded
+        computation (written out when it is short); ``source`` is the metadata of a parent
+        the reader takes from the page (an operation's), None for a leaf (a weight, a given
+        input, a constant: not a source). Built once per node and precision (a printed row
+        enters every note of the next step's row)."""
         key = (self._prec, node_id)
         if key not in self._inputs:
             self._inputs[key] = self._build_input(node_id)
         return self._inputs[key]
 
-    def _build_input(self, node_id: int) -> tuple[Value, F.Node]:
+    def _build_input(self, node_id: int) -> tuple[Value, F.Node, object]:
         """:meth:`_input`, built."""
         node = self.graph.nodes[node_id]
         if node.op is None:
-            return self._given(node_id)
+            return *self._given(node_id), None
         shown = self._shown(node_id)
         if shown is not None:
-            return fmpq(shown.numerator, shown.denominator), F.Dec(self._shown_text(node_id))
+            return fmpq(shown.numerator, shown.denominator), F.Dec(self._shown_text(node_id)), node.meta
         value = self._raw_value(node_id)
         if (node.meta.symbol is None and len(node.parents) <= 2) or (isinstance(node.op, Lin) and len(node.parents) <= 12):
             # a scratch step or an unprinted sum: the reader writes it out
-            return value, node.op.hand([self._input(p)[1] for p in node.parents])
-        return value, self._value_expr(value)
+            return value, node.op.hand([self._input(p)[1] for p in node.parents]), node.meta
+        return value, self._value_expr(value), node.meta
 
     def _given(self, node_id: int) -> tuple[fmpq, F.Node]:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
@@ -603,14 +594,14 @@ class ByHand:
             return None
         inputs, prec = self._inputs, self._prec  # (the inputs already built, looked up here)
         parts = [inputs.get((prec, p)) or self._input(p) for p in node.parents]
-        chain = [node.op.hand([e for _, e in parts])]
+        chain = [node.op.hand([e for _, e, _ in parts])]
         if isinstance(node.op, Dot):
             n = len(parts) // 2
-            products = [a * b for (a, _), (b, _) in zip(parts[:n], parts[n:])]
+            products = [a[0] * b[0] for a, b in zip(parts[:n], parts[n:])]
             if all(is_exact(p) for p in products) and n > 1:
                 chain.append(F.Terms(*[self._value_expr(p) for p in products]))
         chain.append(self._value_expr(value))
-        sources = [(meta, e) for meta, (_, e) in zip(map(self._source, node.parents), parts) if meta is not None]
+        sources = [(meta, e) for _, e, meta in parts if meta is not None]
         return self._finish(ref, node.meta, sources, F.Chain(*chain), value, rounded=rounded)
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:

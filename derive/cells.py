@@ -81,7 +81,8 @@ class Printer:
     def _is_scientific(self, ref: Ref) -> bool:
         """Whether a value asked for at fixed places was printed in scientific form (too
         large to write out: see :func:`derive.rounding.format_ball`)."""
-        return self.fmt.places is not None and SCIENTIFIC.fullmatch(self.text[ref]) is not None
+        text = self.text[ref]  # (an exponent's "e" first: no pattern matched for every number on the page)
+        return self.fmt.places is not None and "e" in text and SCIENTIFIC.fullmatch(text) is not None
 
     def _scientific(self, ref: Ref) -> RichText:
         digits = int(SCIENTIFIC.fullmatch(self.text[ref]).group(1).replace(self.fmt.minus, "-")) + 1

@@ -546,9 +546,9 @@ def test_a_reader_value_is_computed_again_at_a_higher_precision(derivation):
                 ball = i
                 break
     assert ball is not None, "the seed page has unprinted transcendental scratch values"
-    coarse, coarse_formula = byhand._input(ball)
+    coarse, coarse_formula, _ = byhand._input(ball)
     byhand._prec = 1024
-    fine, fine_formula = byhand._input(ball)
+    fine, fine_formula, _ = byhand._input(ball)
     assert fine.rad() < coarse.rad() and coarse.contains(fine)
     assert byhand._input_value(ball).rad() == fine.rad()
     byhand._prec = 256
