@@ -715,11 +715,14 @@ def _arithmetic(text: str) -> Chain | None:
             out, depth = Bin(op, out, right), deeper(max(depth, right_depth))
         return out, depth
 
+    def signed(read):  # a sign, then what ``read`` reads (the grammar's neg and pos)
+        negative = take()[0] == "-"
+        out, depth = read()
+        return (Neg(out), deeper(depth)) if negative else (out, depth)
+
     def term():
         if kind() in ("+", "-"):
-            negative = take()[0] == "-"
-            out, depth = term()
-            return (Neg(out), deeper(depth)) if negative else (out, depth)
+            return signed(term)
         out, depth = bare()
         while kind() in ("*", "/"):
             op = take()[0]
@@ -731,11 +734,7 @@ def _arithmetic(text: str) -> Chain | None:
         return out, depth
 
     def factor():
-        if kind() in ("+", "-"):
-            negative = take()[0] == "-"
-            out, depth = factor()
-            return (Neg(out), deeper(depth)) if negative else (out, depth)
-        return bare()
+        return signed(factor) if kind() in ("+", "-") else bare()
 
     def bare():
         if kind() == "number":
