@@ -213,13 +213,29 @@ class Checker:
         if broken is not None:  # L = 0.5 = 0.928: the line contradicts itself, whatever L is
             return Verdict(entry.line, entry.source, "wrong", f"{entry.name or excerpt(entry.expr or '') or 'the line'}: "
                            f"{broken[0]} = {broken[2]} does not hold", entry.name, entry.values or None)
-        for node, value in entry.steps:  # L = -ln(0.5) = 0.928: a wrong calculation, whatever L is
+        explained = None  # the first step that does not give its value, explained (see below)
+        for node, value, relation in entry.steps:  # L = -ln(0.5) = 0.928: a wrong calculation, whatever L is
             step = Entry(entry.line, entry.source, expr=mathread.show(node), values=[value], head=entry.head,
                          block=entry.block, node=node, kind="arithmetic")
             verdict = self.check_arithmetic(step)
             if verdict.status == "wrong":
                 return Verdict(entry.line, entry.source, "wrong", f"{entry.name or excerpt(entry.expr)}: {verdict.message}",
                                entry.name, entry.values or None)
+            explained = explained or (verdict if verdict.status == "explained" and relation == "=" else None)
+        verdict = self._judged(entry, last)
+        if explained is not None and verdict.status == "correct":
+            # L = -ln(0.395) = 0.928: L is right, but the step from the printed 0.395 gives 0.929; its
+            # value is L's own (from unrounded inputs): the line is explained, not correct
+            return dataclasses.replace(verdict, status="explained", message=f"{entry.name}: {explained.message}")
+        return verdict
+
+    def _judged(self, entry: Entry, last: list[int]) -> Verdict:
+        """:meth:`check_entry` of an entry whose own line agrees with itself (its links and
+        steps aside).
+
+        Raises:
+            DeriveError: when the entry names nothing derive knows.
+        """
         if entry.kind == "note":
             key = (entry.note, entry.head, entry.block)
             if key not in self._notes:  # a note's verdict is its own text's (and its head's, block's)

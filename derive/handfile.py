@@ -141,7 +141,7 @@ class Entry:
             shorter one's places.
         steps: the ``expression = number`` steps of the chain after its first side where the
             expression is arithmetic without names (``L = -ln(0.395) = 0.929``: (the read
-            ``-ln(0.395)``, "0.929")), each judged as an arithmetic line of its own.
+            ``-ln(0.395)``, "0.929", "=")), each judged as an arithmetic line of its own.
     """
 
     line: int
@@ -373,8 +373,8 @@ class _Reader:
             self.title = ""
             self.section = stripped
             return i + 1
-        if "$" in stripped or "\\(" in stripped:
-            self.inline(stripped, i + 1, stripped)
+        if "$" in stripped or "\\(" in stripped or ("\\[" in stripped and "\\]" in stripped):
+            self.inline(stripped, i + 1, stripped)  # (a display inside a sentence too: see _inline_formulas)
             return i + 1
         if stripped.startswith("\\") and (not _has_relation(stripped) or STRUCTURE.match(stripped)):
             return i + 1  # the document's structure: \begin{center}, \usepackage, ...
@@ -769,20 +769,30 @@ def _claims_arithmetic(chain: Chain) -> bool:
 
 
 def _inline_formulas(text: str) -> list[str]:
-    """The inline formulas of a line of prose: ``$...$`` and ``\\(...\\)``."""
+    """The inline formulas of a line of prose: ``$...$``, ``\\(...\\)`` and a display
+    ``\\[...\\]`` written inside the line (``Display: \\[2 \\cdot 3 = 7\\] here.``)."""
+    out: list[str] = []
     text = text.replace("$$", "")
-    out, rest = [], []
+    for opening, closing in (("\\(", "\\)"), ("\\[", "\\]")):
+        text = _taken(text, opening, closing, out)
+    parts = text.split("$")
+    out += [p for k, p in enumerate(parts) if k % 2 and k < len(parts) - 1]
+    return out
+
+
+def _taken(text: str, opening: str, closing: str, out: list[str]) -> str:
+    """``text`` with each formula between ``opening`` and ``closing`` (on one line) put in
+    ``out`` and a space in its place, found left to right (linear in the length)."""
+    rest = []
     for line in text.split("\n"):  # (a formula stays on its line)
-        start, done = line.find("\\("), 0
-        while start != -1 and (end := line.find("\\)", start + 2)) != -1:  # (found left to right: linear)
+        start, done = line.find(opening), 0
+        while start != -1 and (end := line.find(closing, start + 2)) != -1:
             out.append(line[start + 2:end])
             rest += [line[done:start], " "]
             done = end + 2
-            start = line.find("\\(", done)
+            start = line.find(opening, done)
         rest.append(line[done:] + "\n")
-    parts = "".join(rest)[:-1].split("$")
-    out += [p for k, p in enumerate(parts) if k % 2 and k < len(parts) - 1]
-    return out
+    return "".join(rest)[:-1]
 
 
 def _title(text: str) -> str:
@@ -845,7 +855,7 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
             entry.links.append((pair[0][0], rel, pair[1][0]))
         elif rel in ("=", "\u2248") and pair[0] is None and mathread.numbers(a) and not mathread.names(a) \
                 and not pair[1][0].endswith("\u2026"):  # a calculation written out in the chain: judged on its own
-            entry.steps.append((a, pair[1][0]))
+            entry.steps.append((a, pair[1][0], rel))
     if values is None:
         if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
             entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...

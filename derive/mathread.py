@@ -129,7 +129,7 @@ ELLIPSIS.3: "\u2026" | "..." | /\\[lc]?dots(?![A-Za-z])(\{\})?/
 NUMBER: /\d+(\.\d+)?((\\mathrm\{e\}\{[-+\u2212]?\d+\})|(e[-+\u2212]?\d+(?![A-Za-z])))?/
 FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos)(?![A-Za-z])/
 SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
-FRAC.3: /\\d?frac(?![A-Za-z])/
+FRAC.3: /\\[dt]?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
 PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
