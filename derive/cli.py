@@ -701,21 +701,16 @@ def params_command(
     """Where the weights are: the case's parameter count piece by piece (E, P, W_Q/W_K/W_V,
     W_O, W_1/W_2, W_U, total), beside GPT-2 small's; biases and
     LayerNorm gains and biases on a line of their own."""
-    from rich.table import Table as RichTable
-
     from .params import side_by_side
+    from .render_rich import WholeTable
 
     try:
         rows, notes = side_by_side(load_case(case))
     except DeriveError as exc:
         fail(exc)
-    table = RichTable(title=f"Where the weights are ({case})", title_justify="left")
-    for column in ("piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"):
-        table.add_column(column, overflow="fold")  # (a number wider than its column folds, never cut)
-    for row in rows:
-        table.add_row(*row)
-    console = Console()
-    console.print(table)
+    columns = ["piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"]
+    console = Console()  # (a table that never cuts a number: split into column groups on a narrow page)
+    console.print(WholeTable(f"Where the weights are ({case})", columns, [list(row) for row in rows]))
     console.print("\n".join(notes), highlight=False)
 
 

@@ -186,13 +186,21 @@ def test_check_report_cuts_no_digit_at_any_width(tmp_path, columns):
 
 
 def test_params_table_cuts_no_number_at_a_narrow_width():
-    """derive params at 50 columns: each count is whole (38,597,376 folded, not 38,59…)."""
+    """derive params at 50 and 30 columns: each count whole on one line (38,597,376, not
+    38,59… and not folded over two lines), the table split into column groups as derive
+    run's tables are; at 20 columns (Rich's table left the column empty) every digit is
+    printed, folded."""
     run = [sys.executable, "-m", "derive", "params", "cat-climbed"]
     wide = subprocess.run(run, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}).stdout
-    narrow = subprocess.run(run, capture_output=True, text=True, env={**os.environ, "COLUMNS": "50"}).stdout
-    assert max(map(len, narrow.splitlines())) <= 50
-    assert "\u2026" not in narrow
-
-    def digits(text):  # (every digit of the table's cells, in any order: folding keeps them all)
-        return sorted(ch for line in text.splitlines() if line.startswith("\u2502") for ch in line if ch.isdigit())
-    assert digits(narrow) == digits(wide) and len(digits(wide)) > 50
+    counts = re.findall(r"\d{1,3}(?:,\d{3})+", wide)
+    assert len(counts) >= 8 and "124,439,808" in counts
+    for columns in ("50", "30", "20"):
+        narrow = subprocess.run(run, capture_output=True, text=True, env={**os.environ, "COLUMNS": columns}).stdout
+        assert "\u2026" not in narrow and max(map(len, narrow.splitlines())) <= int(columns)
+        if columns != "20":
+            assert re.findall(r"\d{1,3}(?:,\d{3})+", narrow) == counts, columns
+        else:  # the last column's cells, their folded lines joined: every count
+            group = narrow[narrow.index("(column 5 of 5)"):]
+            cells = "".join(line.split("\u2502")[2].strip() for line in group.splitlines()
+                            if line.startswith("\u2502"))
+            assert cells == "".join(counts)
