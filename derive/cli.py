@@ -538,7 +538,7 @@ def check_command(
     case: str = typer.Argument(..., help="A bundled case name or a path to a case TOML file."),
     file: str = typer.Argument(..., help="The hand computation: named lines (u_5 = [...], p(␣roof) = 0.395), "
                                "arithmetic (e^{2.400} = 11.023), Markdown tables, LaTeX aligned lines; "
-                               "'Head 1' / 'block 2' lines set the head or block of what follows."),
+                               "'Head 1' / 'block 2' lines set the head or block of what follows; - reads the standard input."),
     rounding: Rounding = typer.Option("half-away", "--rounding", help="The rounding rule the reader used."),
     output_format: OutputFormat = typer.Option(OutputFormat.rich, "--format", help="rich: a report; json: one "
                                                "record per checked entry."),
@@ -562,7 +562,7 @@ def check_command(
             sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
         else:
             from .render_rich import render_verdicts
-            Console().print(render_verdicts(verdicts, file))
+            Console().print(render_verdicts(verdicts, "standard input" if file == "-" else file))
         sys.stdout.flush()
     except OSError as exc:
         fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))

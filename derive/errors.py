@@ -7,6 +7,8 @@ exits with code 2; it never shows a traceback for one.
 
 from __future__ import annotations
 
+import sys
+
 
 class DeriveError(Exception):
     """A user-facing error: what went wrong, where, and what was expected.
@@ -60,8 +62,8 @@ def nul_bytes(text: str) -> str | None:
 
 
 def read_text(path, error: type[DeriveError] = DeriveError) -> str:
-    """The text of the file at ``path`` (a case or a hand file), read as UTF-8 (a leading
-    byte-order mark kept: the readers read past it).
+    """The text of the file at ``path`` (a case or a hand file; ``-``: the standard input),
+    read as UTF-8 (a leading byte-order mark kept: the readers read past it).
 
     Raises:
         DeriveError: of class ``error``, naming the file, on one line: the file cannot be
@@ -69,8 +71,12 @@ def read_text(path, error: type[DeriveError] = DeriveError) -> str:
             UTF-8 (:func:`not_utf8`), or the text holds a NUL byte (UTF-16 saved without
             its mark: :func:`nul_bytes`)."""
     try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
+        if str(path) == "-":  # the standard input (derive check CASE -), read whole, as a file is
+            path = "standard input"
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
     except UnicodeDecodeError as exc:
         raise error(not_utf8(exc), file=str(path), expected="a text file saved as UTF-8") from None
     except OSError as exc:

@@ -823,3 +823,21 @@ def test_a_display_inside_a_sentence_and_tfrac_are_judged(derivation):
     assert by_line == {1: ["wrong"], 2: ["wrong", "correct"], 3: ["correct", "wrong"]}, \
         [(v.line, v.status, v.message) for v in found]
     assert any("2 \\cdot 3 = 6" in v.message and v.line == 1 for v in found)  # 2·3 = 6, not the written 7
+
+
+def test_the_hand_file_can_come_from_the_standard_input():
+    """``derive check CASE -`` reads the hand computation from the standard input (it was
+    "-: cannot read: No such file or directory"): the same verdicts and exit codes as a
+    file; the report names it; bytes that are not UTF-8 are one error line, exit 2."""
+    script = Path(sys.executable).with_name("derive")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", TERM="dumb")
+    right = subprocess.run(command + ["check", "cat-climbed", "-"], input="sigma_5 = 0.866\n", capture_output=True,
+                           text=True, env=env, timeout=600)
+    assert right.returncode == 0 and "Check of standard input" in right.stdout and "1 correct" in right.stdout
+    wrong = subprocess.run(command + ["check", "cat-climbed", "-", "--format", "json"], input="sigma_5 = 0.867\n",
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert wrong.returncode == 1 and [v["status"] for v in json.loads(wrong.stdout)] == ["wrong"]
+    bad = subprocess.run(command + ["check", "cat-climbed", "-"], input=b"\xff\xfe\x00", capture_output=True,
+                         env=env, timeout=600)
+    assert bad.returncode == 2 and bad.stderr.decode().count("\n") == 1 and b"standard input" in bad.stderr
