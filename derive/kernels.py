@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from flint import arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
 from .graph import Value, is_zero
+from .lazy import numpy
 
 ZERO = fmpq(0)
 
@@ -336,7 +337,7 @@ def _balls_times_exact(A: Factor, B: Factor) -> list[Value] | None:
     n 2^-1074 for products that underflow. Every point of A's balls times B lies in the
     result, as with arb_mat (the balls can differ in their last bits).
     """
-    import numpy as np
+    np = numpy()
 
     T, n, m = A.rows, A.cols, B.cols
     flat = A.flat
@@ -397,7 +398,7 @@ def integer_product(M: list[int], T: int, n: int, Z) -> list[int]:
     Raises:
         ValueError: for an inner dimension past :data:`MAX_INNER` or a Z too large.
     """
-    import numpy as np
+    np = numpy()
 
     m = Z.shape[1]
     if n > MAX_INNER:
@@ -457,7 +458,7 @@ def _integers(B: Factor):
         known = _integers(B._of)
         return None if known is None else (known[0].transpose(), known[1], known[2].T)
     if B._ints is None:
-        import numpy as np
+        np = numpy()
 
         Z, d = B.exact().numer_denom()
         wide = 1 + 2.0 ** -50

@@ -17,6 +17,8 @@ from functools import lru_cache
 
 from flint import arb, ctx, fmpq, fmpz
 
+from .lazy import numpy
+
 MODES = ("half-away", "half-even", "down", "floor", "ceiling")
 MINUS = "\u2212"
 
@@ -418,7 +420,7 @@ def format_balls(values: list, fmt: Format) -> list[str | None]:
     places = fmt.places
     if places is None or places > BATCH_MAX_PLACES or len(values) < BATCH_MIN:
         return [None] * len(values)
-    import numpy as np  # (here: a small case never loads it, and starts as fast as before)
+    np = numpy()  # (here: a small case never loads it, and starts as fast as before)
 
     nan = math.nan
     mids = np.array([float(v) if type(v) is arb else nan for v in values], dtype=np.float64)

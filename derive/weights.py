@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import CaseError
+from .lazy import numpy
 
 MAX_VALUES = 4_000_000  # derive makes one exact number (and graph leaf) per weight: raised by [limits] weights = N
 MAX_HEADER = 16 * 2**20  # bytes of a safetensors JSON header (the format itself allows 100 MB)
@@ -190,7 +191,7 @@ class FileMatrix(Sequence):
         a flint fmpz_mat (each double m 2^e, an integer m of at most 53 bits, over the
         common 2^-e_min, the factors of two all entries share taken out). No rational
         and no Python integer is made per entry (7.1 million weights at d_model 768)."""
-        import numpy as np
+        np = numpy()
         from flint import fmpz, fmpz_mat
 
         rows, cols = self.values.shape
@@ -236,7 +237,7 @@ def arrays(path: Path, check, expected: str, max_values: int | None = None) -> d
             a shape ``check`` refuses or no entries, or holds a NaN or an infinity; naming
             ``path`` and the tensor.
     """
-    import numpy as np
+    np = numpy()
     from safetensors import SafetensorError, deserialize, safe_open
 
     file = str(path)
@@ -299,7 +300,7 @@ def serialize(tensors: dict, metadata: dict[str, str] | None = None) -> bytes:
     """``tensors`` (name -> numpy array of float32 or float64, named by derive's fields) as
     the bytes of a safetensors file; the values are stored as they are (exact). The caller
     writes them (atomically: :func:`derive.output.write_atomic`)."""
-    import numpy as np
+    np = numpy()
     from safetensors.numpy import save
 
     # safetensors.numpy writes an array's buffer as it lies: a transposed view would come out untransposed

@@ -137,6 +137,23 @@ def test_run_loads_only_what_it_prints(tmp_path):
     assert not modules & unwanted, sorted(modules & unwanted)
 
 
+def test_numpy_runs_blas_on_one_thread(tmp_path):
+    """derive's numpy (derive.lazy.numpy) has OpenBLAS on one thread: its workers spin
+    between derive's many small products (more CPU, slower on 2 cores); a number of
+    threads the environment gives is kept. Counted as the process's threads (OpenBLAS
+    starts its workers when it loads), in fresh interpreters."""
+    code = ("import os; from derive.lazy import numpy; np = numpy(); np.ones((64, 64)) @ np.ones((64, 64)); "
+            "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")}
+
+    def run(**more) -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              cwd=tmp_path, env={**env, **more}).stdout.split()
+
+    assert run() == ["1", "1"]
+    assert run(OPENBLAS_NUM_THREADS="2") == ["2", "2"]
+
+
 def test_notebook_attaches_the_displays(tmp_path):
     """The README's notebook lines: importing derive.notebook makes steps display."""
     code = ("from derive.notebook import load; d = load('cat-climbed'); "
