@@ -37,7 +37,9 @@ class Rounder:
         self.file = file
 
     def decimals(self, refs, fmt: Format) -> dict[Ref, str]:
-        """Correctly rounded text for each ref; ``undecided`` where no precision up to
+        """Correctly rounded text for each ref, in the order of ``refs`` (whichever pass
+        decided it: the early exact path is bounded in CPU time, so which pass decides a
+        value can depend on the machine's load); ``undecided`` where no precision up to
         MAX_PREC and no exact simplification decides the last digit.
 
         Raises:
@@ -45,7 +47,7 @@ class Rounder:
                 large to write out at fixed places is printed in scientific form.
         """
         out: dict[Ref, str] = {}
-        pending = list(dict.fromkeys(refs))
+        pending = order = list(dict.fromkeys(refs))
         meter = progress()
         prec = first = max(START_PREC, _bits_for(fmt))
         while pending and prec <= MAX_PREC:
@@ -57,7 +59,7 @@ class Rounder:
         for ref, text in zip(pending, self._exact_rationals(pending, fmt, EXACT_PATH_SECONDS)):
             out[ref] = undecided if text is None else text
             meter.advance()
-        return out
+        return out if list(out) == order else {ref: out[ref] for ref in order}
 
     def decimals_each(self, refs, fmts: list[Format]) -> list[dict[Ref, str]]:
         """:meth:`decimals` of ``refs`` under each of ``fmts``, in that order, after one
@@ -101,7 +103,7 @@ class Rounder:
         for i in left:
             ref, text = pending[i], texts[i]
             if text is None:
-                del out[ref]  # (a later pass puts it back, at the end, as one decided then)
+                del out[ref]  # (a later pass puts it back; decimals restores the order of refs)
                 still.append(ref)
             else:
                 out[ref] = text
