@@ -737,10 +737,30 @@ def main() -> None:
     object and module one by one (``derive run cat-climbed``: 0.1 s of 0.5; crane's JSON:
     0.6 s). A flush that fails (a closed pipe, a full disk) goes Python's usual way."""
     try:
-        app()
+        for_command(sys.argv[1:])()
     except SystemExit as exc:  # (typer's standalone mode always ends here, as sys.exit does)
         exit_now(exc)
         raise
+
+
+def for_command(argv: list[str]) -> typer.Typer:
+    """The app as it runs ``derive ARGV``: when the first word that is not an option names
+    a command, a copy of :data:`app` holding that command alone, else the app itself
+    (``derive``, ``--help``, a misspelled command: every command is listed or suggested).
+    Typer makes the click command of every registered command (its options read from the
+    function's signature) before it runs one: 12 ms of CPU for derive's eleven, 3 ms for
+    one, of a ``derive run cat-climbed`` of about 250 ms. The global options (``--debug``,
+    ``--version``) take no value, so the first word that is not an option is the command."""
+    from copy import copy
+
+    name = next((word for word in argv if not word.startswith("-")), None)
+    kept = [info for info in app.registered_commands
+            if (info.name or typer.main.get_command_name(info.callback.__name__)) == name]
+    if not kept:
+        return app
+    one = copy(app)
+    one.registered_commands = kept
+    return one
 
 
 def exit_now(exc: SystemExit) -> None:

@@ -501,3 +501,34 @@ def test_cli_help(command, options):
     assert out.returncode == 0, out.stderr
     for option in options:
         assert option in out.stdout, option
+
+
+@pytest.mark.parametrize("argv, commands", [
+    (["run", "cat-climbed"], ["run"]),
+    (["--debug", "check", "cat-climbed", "-"], ["check"]),
+    (["import", "x"], ["import"]),  # (a command whose name is not its function's)
+    ([], None), (["--help"], None), (["rn", "cat-climbed"], None),  # every command listed or suggested
+])
+def test_cli_builds_the_command_asked_for(argv, commands):
+    """``derive ARGV`` hands typer the command named alone (typer builds every command it
+    holds before running one); with none named, or a name that is no command, all of them."""
+    import typer.main
+
+    from derive.cli import app, for_command
+
+    built = typer.main.get_command(for_command(argv))
+    everything = typer.main.get_command(app)
+    assert sorted(built.commands) == (commands or sorted(everything.commands))
+    assert len(everything.commands) == 11 and for_command(argv).registered_callback is app.registered_callback
+
+
+def test_cli_one_command_runs_as_with_all():
+    """The same output through derive's entry point (the command asked for built alone) as
+    through the whole app (every command built), and --debug before the command still read."""
+    def python(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", "import sys; from derive.cli import app, main; " + code],
+                              capture_output=True, text=True, env=cli_env(), timeout=300)
+
+    every = python("sys.argv = ['derive', 'run', 'cat-climbed', '--step', 'loss']; app()")
+    one = python("sys.argv = ['derive', '--debug', 'run', 'cat-climbed', '--step', 'loss']; main()")
+    assert one.returncode == every.returncode == 0 and one.stdout == every.stdout and "L = " in one.stdout
