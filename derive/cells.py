@@ -67,6 +67,14 @@ class Printer:
                 return short
         return self.byhand.carried(ref)
 
+    def shown(self, ref: Ref) -> str | None:
+        """``ref`` as the chapter prints it: a given number that a table prints as given
+        (``-0.5``, not ``-0.500``: :func:`derive.rounding.short_decimal`) so, any other
+        quantity correctly rounded; None when no step prints it."""
+        if ref in self.byhand.whole:
+            return self._short(ref)
+        return self.text.get(ref)
+
     def notes(self, refs) -> list[Note]:
         """The last-digit notes about ``refs`` (a table's or an equation's quantities),
         in order: by-hand disagreements and ties, softmax sums, and the chain's drift."""

@@ -45,7 +45,7 @@ from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
 from .graph import Value, is_exact
-from .handfile import Entry, decimal_places, parse
+from .handfile import Entry, decimal_places, parse, read_name
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
@@ -263,8 +263,7 @@ class Checker:
                     return Verdict(entry.line, entry.source, "not checked",
                                    f"a value in prose: {exc.detail}", entry.name)
                 raise
-        if entry.phase != "before":
-            refs = [Ref(entry.phase, r.id) for r in refs]
+        refs = in_pass(refs, entry.phase)
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
         if len(refs) != len(entry.values):
@@ -473,27 +472,54 @@ class Checker:
                        entry.values, expected, exact)
 
     # ------------------------------------------------------------------ names
+    def named(self, text: str, block: int | None = None, head: int | None = None) -> list[Ref]:
+        """The quantities a name written alone means, in ``block`` and ``head``: read as the
+        name of a checked line (:func:`derive.handfile.read_name`: ``L after``, ``E_{2,1}
+        after the step``) and looked up as a line's name is (:meth:`lookup`: ``dL/dE_{2,1}``,
+        ``E[␣the]``, ``a_5``...), each in its pass (a weight's value after the step is its
+        ``updated`` Ref); what ``derive explain`` is asked about.
+
+        Raises:
+            DeriveError: when nothing has that name, or ``block``/``head`` do not choose
+                one of several (the message names ``--block`` and ``--head``)."""
+        label, phase = read_name(text)
+        return in_pass(self.lookup(label, block, head), phase)
+
     def resolve(self, entry: Entry, last: int) -> list[Ref]:
-        """The quantities an entry's name means (aliases of the chapter's notation:
-        ``a_5`` is the joined attention output, ``GELU`` the row of g, a bare ``mu``,
-        ``sigma`` or ``rms`` the followed row's; a table cell's name comes from its header and row)."""
-        name = entry.name.strip()
+        """:meth:`lookup` of an entry's name (``last``: the position of the row the file
+        follows), its errors said in the words of a file (a `Head 1` line, not --head)."""
+        return self.lookup(entry.name, entry.block, entry.head, last, in_file=True)
+
+    def lookup(self, name: str, block: int | None = None, head: int | None = None, last: int | None = None,
+               in_file: bool = False) -> list[Ref]:
+        """The quantities a name means (aliases of the chapter's notation: ``a_5`` is the
+        joined attention output, ``X[5]`` the row of X, ``p_roof`` is ``p(roof)``, ``E[1]``
+        the row of E read for id 1; with ``last``, the position of the row followed, ``GELU``
+        is the row of g and a bare ``mu``, ``sigma`` or ``rms`` the followed row's; then a
+        forward quantity, a weight or its gradient, a name of another head than a table
+        title's, an equation of the page), before the step (``grad`` for a gradient).
+
+        Raises:
+            DeriveError: when the name is nothing derive knows, in the words of a file
+                (``in_file``) or of the command line."""
+        name = name.strip()
         name = re.sub(r"^a_\{?(\d+)\}?$", r"attn_\1", name)
         name = re.sub(r"^[xX]\[(\d+)\]$", r"x_\1", name)  # X[5]: the row of X at position 5
         name = re.sub(r"^p_(\S+)$", r"p(\1)", name)  # p_roof: p(roof)
         row = re.match(r"^E\[(\d+)\]$", name)
         if row:  # E[1]: the row of E read for id 1 (ids count from 0)
-            return param_row(self.derivation, "E", int(row.group(1)) + 1, entry.block)
-        if re.match(r"^GELU\b", name):
-            name = f"g_{last}"
-        if self._statistics is None:
-            self._statistics = {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}
-        if name in self._statistics:
-            name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
-        key = (name, entry.block, entry.head)
+            return param_row(self.derivation, "E", int(row.group(1)) + 1, block)
+        if last is not None:
+            if re.match(r"^GELU\b", name):
+                name = f"g_{last}"
+            if self._statistics is None:
+                self._statistics = {n.meta.symbol for n in self.derivation.graph.nodes if n.meta.norm}
+            if name in self._statistics:
+                name = f"{name}_{last}"  # a norm's statistic (mu, sigma, rms) of the followed row
+        key = (name, block, head, in_file)
         if key not in self._found:  # (a name that is nothing is remembered too: its message)
             try:
-                self._found[key] = self._resolve(entry, name)
+                self._found[key] = self._resolve(name, block, head, in_file)
             except DeriveError as exc:
                 self._found[key] = (exc.detail, exc.expected)
         found = self._found[key]
@@ -501,25 +527,26 @@ class Checker:
             raise DeriveError(found[0], expected=found[1])
         return found
 
-    def _resolve(self, entry: Entry, name: str) -> list[Ref]:
+    def _resolve(self, name: str, block: int | None, head: int | None, in_file: bool) -> list[Ref]:
         try:
-            return find(self.derivation, name, entry.block, entry.head)
+            return find(self.derivation, name, block, head)
         except DeriveError as exc:
-            for retry in (lambda: self.weight(name, entry.block, entry.head),
-                          lambda: find(self.derivation, name, entry.block, None),
+            for retry in (lambda: self.weight(name, block, head),
+                          lambda: find(self.derivation, name, block, None),
                           lambda: page_equation(self.derivation, name)):
                 try:
                     return retry()  # a weight; or a name of another head than a table title's
                 except DeriveError:
                     pass
             case = self.derivation.case
-            if entry.head is not None and not 1 <= entry.head <= case.heads:
-                raise DeriveError(f"head {entry.head} does not exist: the case has {counted(case.heads, 'head')}",
-                                  expected=f"a `Head h` line with h from 1 to {case.heads}") from None
-            if entry.block is not None and not 1 <= entry.block <= len(case.blocks):
-                raise DeriveError(f"block {entry.block} does not exist: the case has {counted(len(case.blocks), 'block')}",
-                                  expected=f"a `block b` line with b from 1 to {len(case.blocks)}") from None
-            if exc.expected and exc.expected.startswith("--block"):  # in a file: a context line, or the name
+            how = ("a `Head h` line", "a `block b` line") if in_file else ("--head h", "--block b")
+            if head is not None and not 1 <= head <= case.heads:
+                raise DeriveError(f"head {head} does not exist: the case has {counted(case.heads, 'head')}",
+                                  expected=f"{how[0]} with h from 1 to {case.heads}") from None
+            if block is not None and not 1 <= block <= len(case.blocks):
+                raise DeriveError(f"block {block} does not exist: the case has {counted(len(case.blocks), 'block')}",
+                                  expected=f"{how[1]} with b from 1 to {len(case.blocks)}") from None
+            if in_file and exc.expected and exc.expected.startswith("--block"):  # a context line, or the name
                 raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
                                   "the name, as in a_{5,3}^{(1)}") from None
             raise
@@ -886,6 +913,13 @@ class Checker:
 
 
 CARRIED = re.compile(r"^(?P<name>[^:]{1,60}): carried from the printed values, (?P<value>[-\u2212]?\d+(?:\.\d+)?)\b")
+
+
+def in_pass(refs: list[Ref], phase: str) -> list[Ref]:
+    """``refs`` (of the pass before the step, or gradients) in the pass ``phase`` a name
+    wrote: ``after`` gives the same node ids in the forward pass after the SGD step (a
+    weight's: its value after the step), ``before`` leaves them as they are."""
+    return refs if phase == "before" else [Ref(phase, r.id) for r in refs]
 
 
 def _carried(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:

@@ -519,13 +519,13 @@ def explain_command(
     """Explain one quantity: its definition, its inputs (exact and printed), the reader's
     calculation from the printed inputs, the exact one, and why their last digits differ."""
     from .cells import Printer
+    from .check import Checker
     from .explain import explain
-    from .names import find
 
     fmt = make_format(places, sig, rounding.value, False, MINUS)
     try:
         derivation = derived(case)
-        refs = find(derivation, name, block, head)
+        refs = Checker(derivation, rounding.value).named(name, block, head)  # as `derive check` reads a name
         printer = Printer(derivation, fmt)
         lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
     except DeriveError as exc:

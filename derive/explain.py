@@ -5,6 +5,7 @@ from the printed inputs, the exact one, and why their last digits differ.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq
@@ -14,55 +15,99 @@ from .byhand import READER_PREC, Reading, exact_text, printed_fraction
 from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
+from .name import after_step, grad_of
+from .names import label_of
 from .printing import text
 from .rounding import format_fraction
 from .steps import Ref
 
 
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
-    """The explanation of one forward quantity as lines of text.
+    """The explanation of one quantity as lines of text: a quantity of the forward pass
+    (before or after the SGD step, ``ref.phase`` ``before`` or ``after``), a weight after
+    the step (``updated``, or ``after`` of a weight), a given value, or a derivative of L
+    (``grad``). Every printed value is the chapter's (a given weight as its table prints
+    it, ``-0.5``: :meth:`derive.cells.Printer.shown`).
 
-    Sources: the reader's calculation is :meth:`derive.byhand.ByHand.reading`; the exact
-    one evaluates the same operation on the exact values of the inputs.
-    """
+    Sources: the reader's calculation is :meth:`derive.byhand.ByHand.reading` (the forward
+    pass before the step, and the SGD step theta - eta dL/dtheta, its inputs as printed);
+    the exact one evaluates the same operation on the exact values of the inputs."""
     node = derivation.graph.nodes[ref.id]
     meta = node.meta
+    if node.op is None and ref.phase == "after" and meta.param:
+        ref = Ref("updated", ref.id)  # a weight in the pass after the step: its value after the step
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
-    lines = [f"{meta.label}" + (f" ({where})" if where else "")]
-    if node.op is None:
-        return lines + [f"  a given value: {derivation.exact_text(ref)}"]
-    lines.append(f"  definition: {meta.label} = {text(node.op.hand([written(derivation, p) for p in node.parents]))}")
+    lines = [label_of(derivation, ref) + (f" ({where})" if where else "")]
+    shown = printer.shown(ref) or "not printed"
+    if ref.phase == "grad":
+        exact = derivation.exact_text(ref)
+        return lines + [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
+            ([f"  exact: {exact}"] if exact != lines[0] else []) + \
+            [f"  value: {printer.byhand._digits(derivation.value(ref))}  printed: {shown}",
+             "  the reader, from the printed inputs: no recalculation (derive writes no by-hand form of a derivative)"]
+    if node.op is None and ref.phase != "updated":
+        return lines + [f"  a given value: {derivation.exact_text(ref)}  printed: {shown}"]
+    inputs, hand = _operation(derivation, ref)
+    kept = " (not trained: conventions.trained)" if ref.phase == "updated" and len(inputs) == 1 else ""
+    lines.append(f"  definition: {label_of(derivation, ref)} = {text(hand([written(derivation, r) for r in inputs]))}"
+                 + kept)
     lines.append(f"  exact: {derivation.exact_text(ref)}")
     lines.append("  inputs (exact / printed):")
-    for p in node.parents:
-        pm = derivation.graph.nodes[p].meta
-        if derivation.graph.nodes[p].op is None and not pm.param:
+    for r in inputs:
+        if derivation.graph.nodes[r.id].op is None and not derivation.graph.nodes[r.id].meta.param and \
+                r.phase in ("before", "after"):
             continue
-        pref = Ref("before", p)
-        shown = printer.text.get(pref, "not printed")
-        lines.append(f"    {pm.label} = {derivation.exact_text(pref)}  ~ {printer.byhand._digits(derivation.value(pref))}"
-                     f"  printed: {shown}")
+        label, exact = label_of(derivation, r), derivation.exact_text(r)  # (a derivative's exact text is its name)
+        lines.append(f"    {label}{'' if exact == label else ' = ' + exact}  ~ "
+                     f"{printer.byhand._digits(derivation.value(r))}  printed: {printer.shown(r) or 'not printed'}")
+    if ref.phase == "after":
+        return lines + ["  the reader, from the printed inputs: no recalculation (derive writes the reader's "
+                        f"calculation for the pass before the step and for the SGD step); printed: {shown}"]
     reading = printer.byhand.reading(ref)
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
-                        f"printed values, or their digits are not certain); printed: {printer.text.get(ref, 'not printed')}"]
-    exact_calc = text(node.op.hand([printer.byhand._digits_expr(derivation.value(Ref("before", p)))
-                                    for p in node.parents]))
+                        f"printed values, or their digits are not certain); printed: {shown}"]
+    exact_calc = text(hand([F.Group(printer.byhand._digits_expr(derivation.value(r))) if r.phase == "grad"
+                            else printer.byhand._digits_expr(derivation.value(r)) for r in inputs]))
     lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
     lines.append("  " + why(reading, printer, derivation.value(ref)))
     return lines
 
 
-def written(derivation: Derivation, node_id: int) -> F.Node:
-    """How a definition writes a parent: its Name, the number of a constant, or, for a
-    scratch value (x - mu, sqrt(d_k)), its own operation over its parents."""
-    node = derivation.graph.nodes[node_id]
+def _operation(derivation: Derivation, ref: Ref) -> tuple[list[Ref], Callable[[list[F.Node]], F.Node]]:
+    """The inputs of ``ref`` and how the reader writes its operation on them: a forward
+    quantity's parents in its own pass (a weight in the pass after the step is its
+    ``updated`` value) and its operation's by-hand form; a weight after the step, the
+    weight and dL/dweight, and the SGD step theta - eta dL/dtheta (Rumelhart et al. 1986),
+    or the weight alone when the case does not train it (conventions.trained)."""
+    node = derivation.graph.nodes[ref.id]
+    if ref.phase == "updated":
+        trained = derivation.case.conventions.trained
+        if trained is not None and node.meta.param not in trained:
+            return [Ref("before", ref.id)], lambda parts: parts[0]
+        eta = F.number(derivation.case.conventions.learning_rate)
+        return [Ref("before", ref.id), Ref("grad", ref.id)], \
+            lambda parts: F.Terms(parts[0], F.Neg(F.Times(eta, parts[1])))
+    graph = derivation.graph
+    inputs = [Ref("updated" if ref.phase == "after" and graph.nodes[p].op is None and graph.nodes[p].meta.param
+                  else ref.phase, p) for p in node.parents]
+    return inputs, node.op.hand
+
+
+def written(derivation: Derivation, ref: Ref | int) -> F.Node:
+    """How a definition writes an input: its Name (dL/dtheta for a gradient, the name
+    after the step in the pass after it), the number of a constant, or, for a scratch
+    value (x - mu, sqrt(d_k)), its own operation over its parents. An int is a node id
+    of the pass before the step."""
+    ref = ref if isinstance(ref, Ref) else Ref("before", ref)
+    node = derivation.graph.nodes[ref.id]
     if node.meta.symbol:
-        return node.meta.name
+        name = node.meta.name
+        return grad_of(name) if ref.phase == "grad" else after_step(name) if ref.phase != "before" else name
     if node.op is None:
         return F.number(Fraction(int(node.leaf.p), int(node.leaf.q)))
-    return node.op.hand([written(derivation, p) for p in node.parents])
+    return node.op.hand([written(derivation, Ref(ref.phase, p)) for p in node.parents])
 
 
 def why(reading: Reading, printer: Printer, exact=None) -> str:

@@ -883,6 +883,22 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     return entry
 
 
+def read_name(text: str) -> tuple[str, str]:
+    """A name written alone, read as the left side of a checked line is: its label in the
+    plain notation of derive's labels (:func:`derive.mathread.label`) and its pass,
+    ``before`` or ``after`` (``L after``, ``E_{2,1} after the step``, ``\\mu'_{5}``,
+    ``dL/dE_{2,1}``). A text the grammar does not read as a name is returned as it is, in
+    the pass before the step (the lookup then says that nothing has that name)."""
+    try:
+        chain = mathread.read(PHASE_WORDS.sub(r" \2", text).strip())
+    except DeriveError:
+        return text.strip(), "before"
+    node, phase = _phase(chain.exprs[0])
+    if len(chain.exprs) != 1 or not mathread.is_name(node):
+        return text.strip(), "before"
+    return mathread.label(node), phase
+
+
 def _phase(node):
     """``L after`` (``L\\ \\text{after}``) names L of the pass after the SGD step."""
     if isinstance(node, mathread.Bin) and node.op == "jux" and isinstance(node.b, mathread.Sym) and \

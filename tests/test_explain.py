@@ -25,12 +25,14 @@ MINUS = "\u2212"
 ELLIPSIS = "\u2026"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """Run the installed ``derive`` with a wide, plain terminal (no wrapped lines)."""
+def run_cli(*args: str, input_text: str | None = None) -> subprocess.CompletedProcess:
+    """Run the installed ``derive`` with a wide, plain terminal (no wrapped lines), with
+    ``input_text`` on its standard input."""
     script = Path(sys.executable).with_name("derive")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "derive"]
     env = dict(os.environ, COLUMNS="400", NO_COLOR="1", TERM="dumb")
-    return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=300,
+                          input=input_text)
 
 
 def explain(*args: str) -> list[str]:
@@ -263,3 +265,51 @@ def test_explain_an_exact_tie_is_printed_exactly(tmp_path, places, value, mode):
     expected = _quantize(Decimal(value), mode, places)
     assert f"the exact value is {value} as well, on the boundary itself, and {mode} rounds it to {expected}." in why
     assert "above the boundary" not in why and "below the boundary" not in why
+
+
+# ------------------------- names read as `derive check` reads them; given weights as printed (a fresh user's trial)
+def _the_gradient() -> list[F]:
+    """dL/dE for the row of ␣the (id 1, row 2 of E), as the seed's step 2b prints it."""
+    row = next(r for r in R.seed_rows(R.SEED_GRADIENTS) if R.token(r[1]) == "␣the")
+    return R.seed_vector(row[2])
+
+
+@pytest.mark.parametrize("written", ["dL/dE_{2,1}", "∂L/∂E_{2,1}"])
+def test_explain_a_gradient_named_as_check_reads_it(written):
+    """`derive check` judges ``dL/dE_{2,1} = -0.011``; explain said "no quantity is called"."""
+    lines = explain(written)
+    assert lines[0].strip() == "dL/dE_{2,1}"
+    g = _the_gradient()[0]
+    assert g == F(-11, 1000)
+    assert line(lines, "value:").endswith(f"printed: {seed(R.text(g))}")
+    assert run_cli("check", "cat-climbed", "-", input_text=f"{written} = {R.text(g)}").returncode == 0
+
+
+def test_explain_the_loss_after_the_step():
+    """``L after``: the seed's "the loss from 0.928 to 0.927" (step 2b)."""
+    for written in ("L after", "L after the step"):
+        lines = explain(written)
+        assert lines[0].strip() == "L after the step"
+        assert line(lines, "definition:") == "definition: L after the step = -ln(p(␣roof) after the step)"
+        assert line(lines, "the reader").endswith("printed: 0.927")
+
+
+def test_explain_a_weight_after_the_step():
+    """E_{2,1} after the step: the seed's -0.5 - 0.1·(-0.011) = -0.499, from the printed gradient."""
+    lines = explain("E_{2,1} after the step")
+    g = _the_gradient()[0]
+    reader = R.E[1][0] - F(1, 10) * g
+    assert reader == F(-4989, 10000)
+    assert line(lines, "definition:") == "definition: E_{2,1} after the step = E_{2,1} - 0.1·dL/dE_{2,1}"
+    assert line(lines, "E_{2,1} =").endswith("printed: " + seed("-0.5"))
+    assert line(lines, "the reader, from the printed inputs:") == \
+        f"the reader, from the printed inputs: -0.5 - 0.1·({R.text(g)}) = -0.4989 -> {seed(R.text(reader))}"
+    assert seed(R.text(reader)) == R.SEED_THE_UPDATED.split(",")[0]
+
+
+def test_explain_prints_a_given_weight_as_the_chapter_does():
+    """E_{1,1} = -1/2 is printed -0.5 in the table E (as the seed's step 2 prints it), never -0.500."""
+    assert line(explain("E_{1,1}"), "a given value:") == f"a given value: -1/2  printed: {seed('-0.5')}"
+    lines = explain("x_1[1]")
+    assert line(lines, "E_{1,1} =") == f"E_{{1,1}} = -1/2  ~ -0.5  printed: {seed('-0.5')}"
+    assert all("0.500" not in x for x in lines if x.strip().startswith(("E_", "P_")))
