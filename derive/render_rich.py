@@ -34,9 +34,10 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
         parts.append(Line(f"\nStep {numbers.get(id(step), '')}. {step.title}", style="bold"))
         parts.append(Line(unmarked(step.words)))
         for table in step.tables:
-            notes = printer.notes(table_refs(table))
+            rows = printer.rows(table)  # (sorted as printed: the logits by size)
+            notes = printer.notes([r for row in rows for c in row for r in refs_of(c)])  # numbered as the cells show
             marks = _marks(notes)
-            parts.append(_table(table, printer, marks))
+            parts.append(_table(table, rows, printer, marks))
             parts += _note_lines(notes)
             if exact:
                 parts.append(_exact_lines(derivation, table_refs(table)))
@@ -214,9 +215,10 @@ def _plain_segments(line: str) -> list[Segment]:
     return [Segment(run) for run in _RUNS.findall(line)]
 
 
-def _table(table, printer: Printer, marks: dict) -> "WholeTable":
+def _table(table, rows: list[list], printer: Printer, marks: dict) -> "WholeTable":
+    """The table's ``rows`` (in the order printed, :meth:`Printer.rows`) as cell text, marked."""
     return WholeTable(table.title, [plain_label(c) for c in table.columns],
-                      [[printer.cell(c, table.short_exact, marks) for c in row] for row in printer.rows(table)])
+                      [[printer.cell(c, table.short_exact, marks) for c in row] for row in rows])
 
 
 class WholeTable:

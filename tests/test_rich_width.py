@@ -204,3 +204,35 @@ def test_params_table_cuts_no_number_at_a_narrow_width():
             cells = "".join(line.split("\u2502")[2].strip() for line in group.splitlines()
                             if line.startswith("\u2502"))
             assert cells == "".join(counts)
+
+
+# ----------------------------------------- notes numbered in the order their cells are printed
+SUPERSCRIPT_DIGITS = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+
+
+def _superscript(text: str) -> int:
+    return int("".join(str(SUPERSCRIPT_DIGITS.index(c)) for c in text))
+
+
+def test_the_logits_notes_are_numbered_as_their_cells_are_printed():
+    """The logits table is sorted by logit (␣roof first, as the seed's step 13 prints it),
+    its notes were numbered by vocabulary id (z_␣the ¹ on the seventh row, z_␣roof ⁷ on
+    the first). Read row by row, left to right, the marks now count 1, 2, 3, ... and each
+    note names the quantity of the cell that carries its mark, as the Markdown and LaTeX
+    chapters letter them a, b, c."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "hand"))
+    from hand_reference import SEED_LOGITS, seed_rows, token
+    text = cli("run", "cat-climbed", "--places", "2", "--step", "logits", "--width", "400")
+    lines = text.splitlines()
+    rows = [[c.strip() for c in line.split("\u2502")[1:-1]] for line in lines if line.startswith("\u2502")]
+    assert [r[0].strip("`") for r in rows] == [token(r[0]) for r in seed_rows(SEED_LOGITS)]
+    marked = [(row[0].strip("`"), column, _superscript(m.group(0)))
+              for row in rows for column, cell in zip(("z", "e^z", "p"), row[1:])
+              for m in re.finditer(f"[{SUPERSCRIPT_DIGITS}]+", cell)]
+    assert len(marked) >= 5
+    assert [n for _, _, n in marked] == list(range(1, len(marked) + 1))
+    notes = {_superscript(m.group(1)): m.group(2) for m in
+             (re.match(f"^  ([{SUPERSCRIPT_DIGITS}]+) ([^:]+):", line) for line in lines) if m}
+    for piece, column, n in marked:
+        assert notes[n] == f"{column}_{piece}", (n, notes[n])
+    assert marked[0][:2] == ("␣roof", "z")  # the first row's logit: the tie 2.495 (seed f_5 at 2 places)
