@@ -218,7 +218,16 @@ def _plain_segments(line: str) -> list[Segment]:
 def _table(table, rows: list[list], printer: Printer, marks: dict) -> "WholeTable":
     """The table's ``rows`` (in the order printed, :meth:`Printer.rows`) as cell text, marked."""
     return WholeTable(table.title, [plain_label(c) for c in table.columns],
-                      [[printer.cell(c, table.short_exact, marks) for c in row] for row in rows])
+                      [[printer.cell(c, table.short_exact, marks) for c in row] for row in rows], _keys(rows))
+
+
+def _keys(rows: list[list]) -> int:
+    """How many leading columns of a table's ``rows`` name the row (``id``, ``token``,
+    ``row``): those before the first column with a number or a vector in any row, at least
+    one (the column every group repeats)."""
+    width = max(map(len, rows), default=0)
+    first = next((j for j in range(width) if any(j < len(r) and refs_of(r[j]) for r in rows)), width)
+    return max(first, 1)
 
 
 class WholeTable:
@@ -228,12 +237,15 @@ class WholeTable:
     commas), never inside a number, unless one column and the row's name are wider than the
     page by themselves: their digits then fold onto the next line (all of them printed).
 
-    ``columns``: the header words; ``rows``: the cells as text (not Rich markup)."""
+    ``columns``: the header words; ``rows``: the cells as text (not Rich markup); ``keys``:
+    how many leading columns name the row (``id``, ``token``) rather than hold its data. A
+    column group's title counts the data columns alone, ``(columns 2-3 of 4)`` for c_2 and
+    c_3 of W_Q, so that column 2 is the weight's column 2."""
 
     BORDER = 3  # a column's padding (1 + 1) and its right border; the table adds 1 on the left
 
-    def __init__(self, title: str | None, columns: list[str], rows: list[list[str]]):
-        self.title, self.columns, self.rows = title, columns, rows
+    def __init__(self, title: str | None, columns: list[str], rows: list[list[str]], keys: int = 1):
+        self.title, self.columns, self.rows, self.keys = title, columns, rows, keys
 
     def __rich_console__(self, console, options):
         cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
@@ -242,9 +254,10 @@ class WholeTable:
         groups = _column_groups(need, options.max_width, self.BORDER)
         for group in groups:
             title = self.title or ""
-            if len(groups) > 1:
-                title += f" (columns {group[1] + 1}-{group[-1] + 1} of {len(self.columns)})" if len(group) > 2 \
-                    else f" (column {group[-1] + 1} of {len(self.columns)})"
+            data = [i - self.keys + 1 for i in group if i >= self.keys]  # (numbered as the data columns: c_1 is 1)
+            if len(groups) > 1 and data:
+                title += f" (columns {data[0]}-{data[-1]} of {len(self.columns) - self.keys})" if len(data) > 1 \
+                    else f" (column {data[0]} of {len(self.columns) - self.keys})"
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
             if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
                 yield Text(title, style="table.title")

@@ -39,7 +39,7 @@ def test_no_number_is_cut_at_any_width(case, options):
 
 def test_a_narrow_page_splits_a_wide_table_into_column_groups():
     text = cli("run", "cat-climbed", "--sig", "5", "--width", "60", "--step", "embedding")
-    assert "(columns 2-" in text and "of 6)" in text  # E (12 x 4): id, token, c_1 .. c_4
+    assert "(columns 1-" in text and "of 4)" in text  # E (12 x 4): id, token, then the data c_1 .. c_4
     assert text.count("\u2502 11 \u2502") == 2  # the row's id is repeated in each group
 
 
@@ -200,7 +200,7 @@ def test_params_table_cuts_no_number_at_a_narrow_width():
         if columns != "20":
             assert re.findall(r"\d{1,3}(?:,\d{3})+", narrow) == counts, columns
         else:  # the last column's cells, their folded lines joined: every count
-            group = narrow[narrow.index("(column 5 of 5)"):]
+            group = narrow[narrow.index("(column 4 of 4)"):]
             cells = "".join(line.split("\u2502")[2].strip() for line in group.splitlines()
                             if line.startswith("\u2502"))
             assert cells == "".join(counts)
@@ -236,3 +236,22 @@ def test_the_logits_notes_are_numbered_as_their_cells_are_printed():
     for piece, column, n in marked:
         assert notes[n] == f"{column}_{piece}", (n, notes[n])
     assert marked[0][:2] == ("␣roof", "z")  # the first row's logit: the tie 2.495 (seed f_5 at 2 places)
+
+
+def test_a_column_group_counts_the_data_columns():
+    """A split table's title counted its row-label column: W_Q (4 x 4, the case's d_model)
+    split at 40 columns said "(columns 2-4 of 5)" over c_1 .. c_3. Each group's title now
+    names the columns its headers c_a .. c_b are, of d_model = 4."""
+    text = cli("run", "cat-climbed", "--sig", "5", "--width", "40", "--step", "weights")
+    lines = text.splitlines()
+    titles = [(k, re.search(r"\((?:columns (\d+)-(\d+)|column (\d+)) of (\d+)\)$", line))
+              for k, line in enumerate(lines) if line.startswith("W_Q")]
+    assert len(titles) >= 2 and all(m for _, m in titles)
+    seen = []
+    for k, m in titles:
+        first, last = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(3)),) * 2
+        assert int(m.group(4)) == 4
+        header = next(line for line in lines[k:] if line.startswith("\u2503"))
+        assert [c.strip() for c in header.split("\u2503")[2:-1]] == [f"c_{c}" for c in range(first, last + 1)]
+        seen += range(first, last + 1)
+    assert seen == [1, 2, 3, 4]
