@@ -23,7 +23,7 @@ from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
-from .errors import DeriveError, read_text
+from .errors import DeriveError, file_name, read_text
 from .evaluate import Progress, reporting, set_aside
 from .output import write_atomic
 from .printing import counted
@@ -562,7 +562,7 @@ def check_command(
             sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
         else:
             from .render_rich import render_verdicts
-            Console().print(render_verdicts(verdicts, "standard input" if file == "-" else file))
+            Console().print(render_verdicts(verdicts, file_name(file)))
         sys.stdout.flush()
     except OSError as exc:
         fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))

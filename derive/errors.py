@@ -61,30 +61,39 @@ def nul_bytes(text: str) -> str | None:
     return f"cannot read: line {line}, column {column}: a NUL byte (0x00): not text"
 
 
+STDIN = "-"  # the file argument that names the standard input (derive check CASE -)
+
+
+def file_name(path) -> str:
+    """How messages and reports name the file at ``path``: ``standard input`` for
+    :data:`STDIN`, else the path as given."""
+    return "standard input" if str(path) == STDIN else str(path)
+
+
 def read_text(path, error: type[DeriveError] = DeriveError) -> str:
-    """The text of the file at ``path`` (a case or a hand file; ``-``: the standard input),
+    """The text of the file at ``path`` (a case or a hand file; :data:`STDIN`: the standard input),
     read as UTF-8 (a leading byte-order mark kept: the readers read past it).
 
     Raises:
-        DeriveError: of class ``error``, naming the file, on one line: the file cannot be
+        DeriveError: of class ``error``, naming the file (:func:`file_name`), on one line: the file cannot be
             read (the system's reason alone: "No such file or directory"), a byte is not
             UTF-8 (:func:`not_utf8`), or the text holds a NUL byte (UTF-16 saved without
             its mark: :func:`nul_bytes`)."""
+    name = file_name(path)
     try:
-        if str(path) == "-":  # the standard input (derive check CASE -), read whole, as a file is
-            path = "standard input"
+        if str(path) == STDIN:  # read whole, as a file is
             text = sys.stdin.buffer.read().decode("utf-8")
         else:
             with open(path, encoding="utf-8") as file:
                 text = file.read()
     except UnicodeDecodeError as exc:
-        raise error(not_utf8(exc), file=str(path), expected="a text file saved as UTF-8") from None
+        raise error(not_utf8(exc), file=name, expected="a text file saved as UTF-8") from None
     except OSError as exc:
-        raise error(f"cannot read: {exc.strerror or exc}", file=str(path),
+        raise error(f"cannot read: {exc.strerror or exc}", file=name,
                     expected="a readable UTF-8 text file") from None
     reason = nul_bytes(text)
     if reason is not None:
-        raise error(reason, file=str(path), expected="a text file saved as UTF-8")
+        raise error(reason, file=name, expected="a text file saved as UTF-8")
     return text
 
 

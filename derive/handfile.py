@@ -828,9 +828,9 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
         chain = mathread.read(text.strip().rstrip(".,;"))
     except DeriveError as exc:
         entry = _unread(text, line, source, context)
-        if "nests too deeply" in exc.detail:
+        if isinstance(exc, mathread.TooDeep):
             entry.error = exc.detail  # (why it cannot be read, not which part)
-        elif exc.detail.startswith("the formula is longer than"):  # (past mathread.MAX_LENGTH: not read)
+        elif isinstance(exc, mathread.TooLong):  # (past mathread.MAX_LENGTH: not read)
             entry.skip = next((r for r in (value_limit(m.group(0)) for m in NUMBER.finditer(text)) if r), None)
             # a number beyond the bounds is not checked, as in a shorter line; else why it is not read
             entry.error = None if entry.skip else f"cannot read {quoted(text.strip())}: {exc.detail}"

@@ -550,6 +550,15 @@ class _NotMath(ValueError):
     """The text reads as words, not as a formula."""
 
 
+class TooLong(DeriveError):
+    """A formula longer than MAX_LENGTH characters: not read (its numbers may still be
+    sized by :func:`number_limit`)."""
+
+
+class TooDeep(DeriveError):
+    """A formula that nests too deeply (brackets, signs or terms) for the grammar's tree walk."""
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False)
@@ -577,9 +586,10 @@ def read(text: str) -> Chain:
 
     Raises:
         DeriveError: when the text is not a formula the grammar reads (the message says
-            where), or what the grammar would read of it (all but a plain value after its
-            last relation, ``= [0.1, 0.2, ...]``, read at any length) is longer than
-            MAX_LENGTH characters.
+            where); its subclass :class:`TooLong` when what the grammar would read of it
+            (all but a plain value after its last relation, ``= [0.1, 0.2, ...]``, read at
+            any length) is longer than MAX_LENGTH characters, :class:`TooDeep` when it nests
+            too deeply to read.
     """
     return _read(text)
 
@@ -628,7 +638,7 @@ def _read(text: str) -> Chain:
 def _formula(text: str) -> Chain:
     """The formula read by the grammar (at most MAX_LENGTH characters)."""
     if len(text) > MAX_LENGTH:
-        raise DeriveError(f"the formula is longer than {MAX_LENGTH} characters")
+        raise TooLong(f"the formula is longer than {MAX_LENGTH} characters")
     for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
         text = text.replace(spelled, ch)
     source = _scripts(text.replace('\\char"2423', SPACE).replace("\ufeff", ""))
@@ -646,8 +656,8 @@ def _formula(text: str) -> Chain:
         at = f" at column {where}" if isinstance(where, int) and where > 0 else ""
         raise DeriveError(f"cannot read {quoted(text.strip())} as a formula{at}") from None
     except RecursionError:  # (150 nested brackets, a sum of 500 terms: the grammar's tree walk)
-        raise DeriveError(f"cannot read {quoted(text.strip())}: it nests too deeply (brackets, signs or terms) "
-                          "for derive to read") from None
+        raise TooDeep(f"cannot read {quoted(text.strip())}: it nests too deeply (brackets, signs or terms) "
+                      "for derive to read") from None
     return out if isinstance(out, Chain) else Chain((out,), ())
 
 

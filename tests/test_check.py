@@ -841,3 +841,20 @@ def test_the_hand_file_can_come_from_the_standard_input():
     bad = subprocess.run(command + ["check", "cat-climbed", "-"], input=b"\xff\xfe\x00", capture_output=True,
                          env=env, timeout=600)
     assert bad.returncode == 2 and bad.stderr.decode().count("\n") == 1 and b"standard input" in bad.stderr
+
+
+def test_the_standard_input_has_one_name(monkeypatch):
+    """``-`` is the standard input in one place, derive.errors (read_text named it
+    "standard input" and cli.check_command tested ``file == "-"`` again for the report's
+    title): file_name gives the name both use; a file keeps its own."""
+    import io
+
+    from derive import errors
+
+    assert errors.file_name(errors.STDIN) == "standard input" and errors.file_name("hw.txt") == "hw.txt"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"L = 0.928\n")))
+    assert errors.read_text(errors.STDIN) == "L = 0.928\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xff")))
+    with pytest.raises(errors.DeriveError) as caught:
+        errors.read_text("-")
+    assert caught.value.file == errors.file_name("-")

@@ -81,3 +81,20 @@ def test_a_wide_note_is_read_without_the_grammar(monkeypatch):
     monkeypatch.setattr(mathread, "_parser", refuse)
     assert mathread.read(text) == expected
     mathread._formula.cache_clear()
+
+
+@pytest.mark.parametrize("text, error", [
+    ("(" * 600 + "1" + ")" * 600 + " = 1", "TooDeep"),  # deeper than the grammar's tree walk
+    (" + ".join(["x"] * 8_000) + " = 1", "TooLong"),  # more than MAX_LENGTH characters
+])
+def test_a_formula_past_the_readers_bounds_raises_its_own_error(text, error):
+    """mathread says which bound a formula is past by the class of its error (handfile chose
+    what to do from the message's words, "nests too deeply" and "the formula is longer
+    than"); both are DeriveErrors, so a caller that only reports them is unchanged."""
+    mathread._read.cache_clear()
+    mathread._formula.cache_clear()
+    with pytest.raises(getattr(mathread, error)) as caught:
+        mathread.read(text)
+    assert isinstance(caught.value, mathread.DeriveError)
+    other = {"TooDeep": "TooLong", "TooLong": "TooDeep"}[error]
+    assert not isinstance(caught.value, getattr(mathread, other))
