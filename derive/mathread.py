@@ -634,14 +634,59 @@ def _read(text: str) -> Chain:
     return _formula(text)
 
 
+# TeX's \frac and its one-token arguments (\frac12 is \frac{1}{2}): a digit, a letter or a command
+_FRAC_COMMAND = re.compile(r"\\[dt]?frac(?![A-Za-z])")
+_TEX_ARGUMENT = re.compile(r"\s*(\{|\\[A-Za-z]+|[0-9A-Za-z])")
+# LaTeX's thousands separator between digits: 1{,}000 (a group of three digits follows it; 1{,}5,
+# a decimal comma, is not read)
+_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3}(?!\d))")
+
+
+def _frac_arguments(text: str) -> str:
+    """``text`` with each argument of ``\\frac`` (``\\dfrac``, ``\\tfrac``) that TeX reads as one
+    token put in braces, as the grammar reads it: ``\\frac12`` -> ``\\frac{1}{2}``,
+    ``\\frac1{2}``, ``\\frac{\\pi}2`` (TeX's rule for an undelimited argument: the next token,
+    a character or a command, after spaces; so ``\\frac123`` is ``\\frac{1}{2}3``). Linear in
+    the length: the braces are matched once."""
+    if "frac" not in text:
+        return text
+    closing, open_at = {}, []
+    for k, ch in enumerate(text):
+        if ch == "{":
+            open_at.append(k)
+        elif ch == "}" and open_at:
+            closing[open_at.pop()] = k
+    inserts: list[tuple[int, str]] = []
+    for command in _FRAC_COMMAND.finditer(text):
+        k = command.end()
+        for _ in range(2):
+            token = _TEX_ARGUMENT.match(text, k)
+            if token is None or token.group(1) == "{" and token.start(1) not in closing:
+                break
+            if token.group(1) == "{":
+                k = closing[token.start(1)] + 1
+            else:
+                inserts += [(token.start(1), "{"), (token.end(1), "}")]
+                k = token.end(1)
+    if not inserts:
+        return text
+    out, done = [], 0
+    for at, brace in sorted(inserts, key=lambda insert: insert[0]):  # (an inner \frac's come first)
+        out += [text[done:at], brace]
+        done = at
+    return "".join(out) + text[done:]
+
+
 @lru_cache(maxsize=1 << 16)
 def _formula(text: str) -> Chain:
-    """The formula read by the grammar (at most MAX_LENGTH characters)."""
+    """The formula read by the grammar (at most MAX_LENGTH characters); LaTeX's thousands
+    separator (``1{,}000``) and one-token arguments of ``\\frac`` (:func:`_frac_arguments`)
+    are read as TeX reads them."""
     if len(text) > MAX_LENGTH:
         raise TooLong(f"the formula is longer than {MAX_LENGTH} characters")
     for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
         text = text.replace(spelled, ch)
-    source = _scripts(text.replace('\\char"2423', SPACE).replace("\ufeff", ""))
+    source = _scripts(_frac_arguments(_THOUSANDS.sub("", text)).replace('\\char"2423', SPACE).replace("\ufeff", ""))
     quick = _arithmetic(source)
     if quick is not None:
         return quick

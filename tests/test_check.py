@@ -858,3 +858,25 @@ def test_the_standard_input_has_one_name(monkeypatch):
     with pytest.raises(errors.DeriveError) as caught:
         errors.read_text("-")
     assert caught.value.file == errors.file_name("-")
+
+
+def test_frac_with_one_token_arguments_and_the_thousands_separator_are_read(derivation):
+    """``\\frac12`` is ``\\frac{1}{2}`` in LaTeX (an undelimited argument is one token: a
+    digit, a letter or a command), so ``\\frac123`` is 1/2 times 3; it was unreadable on a
+    line of its own and prose in a sentence. ``1{,}000`` is LaTeX's thousands separator:
+    1000 (the line was unreadable, the sentence's formula gave no entry). A decimal comma,
+    ``1{,}5``, is not read as 15. Values by hand: 1/2 = 0.5, 1/4 = 0.25, 3/2 = 1.5,
+    1000 + 1 = 1001, 1000 * 3 = 3000."""
+    found = check(derivation, "\\frac12 = 0.5\n"
+                              "Half: $\\frac12 = 0.6$ and $\\dfrac1{4} = 0.25$, $\\frac123 = 1.5$, "
+                              "$\\frac{\\frac12}2 = 0.25$.\n"
+                              "1{,}000 + 1 = 1001\n"
+                              "So $1{,}000 \\cdot 3 = 3{,}001$ here.\n"
+                              "1{,}5 = 15\n")
+    by_line = {}
+    for v in found:
+        by_line.setdefault(v.line, []).append(v.status)
+    assert by_line == {1: ["correct"], 2: ["wrong", "correct", "correct", "correct"], 3: ["correct"],
+                       4: ["wrong"], 5: ["unreadable"]}, [(v.line, v.status, v.message) for v in found]
+    assert "3000" in found[-2].message and found[-2].written == ["3001"], found[-2]
+    assert "\\frac{1}{2}}" not in found[-1].message  # (a message quotes the line as written)
