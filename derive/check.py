@@ -554,7 +554,8 @@ class Checker:
     # ------------------------------------------------------------------ judging
     def judge(self, entry: Entry, refs: list[Ref]) -> Verdict:
         """Judge each written component and combine them into the line's verdict."""
-        results = [self.judge_value(ref, text, entry.line) for ref, text in zip(refs, entry.values)]
+        step = self.last_step(entry) if len(refs) == 1 else None
+        results = [self.judge_value(ref, text, entry.line, step) for ref, text in zip(refs, entry.values)]
         for ref, text in zip(refs, entry.values):
             self.student[ref] = _fraction(text)
             self.written_on[ref] = entry.line  # the reader's latest value of it
@@ -579,8 +580,34 @@ class Checker:
         return Verdict(entry.line, entry.source, status, message, label, entry.values,
                        [r[4] for r in results], [r[5] for r in results], origin, convention)
 
-    def judge_value(self, ref: Ref, text: str, line: int) -> tuple:
-        """(status, message, origin line, conventions matched (a list), expected text, exact digits)."""
+    def last_step(self, entry: Entry) -> tuple | None:
+        """The calculation a named line writes just before its value, and the calculation's
+        exact value (``z_roof = 0.4935 + 0.928 + 0 + 1.069 = 2.4905``: the sum and 2.4905);
+        None when the line writes none, or the value is not that calculation's (its steps
+        are judged on their own: :meth:`check_entry`)."""
+        if not entry.steps or len(entry.values) != 1 or entry.steps[-1][1] != entry.values[0]:
+            return None
+        node, text, _ = entry.steps[-1]
+        try:
+            value, _ = _evaluate(node, self.fmt(decimal_places(text) or 0))
+        except (ValueError, ArithmeticError):  # (mathread.Beyond is a ValueError)
+            return None
+        return node, value
+
+    def page_of(self, ref: Ref, step: tuple, places: int) -> int | None:
+        """The places of the page (fewer than ``places``, the line's, and as many as one of
+        the calculation's numbers has) from whose printed inputs a reader gets exactly the
+        value of ``step`` (:meth:`last_step`) for ``ref``: 3 for the seed's ``z_roof =
+        0.4935 + 0.928 + 0 + 1.069 = 2.4905`` (the products of the f_5 printed at 3 places,
+        summed whole at 4); None when no page gives it."""
+        node, value = step
+        pages = sorted({decimal_places(n.text) or 0 for n in mathread.numbers(node)}, reverse=True)
+        return next((page for page in pages if 0 < page < places and ref in self.by_hand_of(value, page)), None)
+
+    def judge_value(self, ref: Ref, text: str, line: int, step: tuple | None = None) -> tuple:
+        """(status, message, origin line, conventions matched (a list), expected text, exact
+        digits). ``step``: the calculation the line writes before ``text`` (:meth:`last_step`),
+        which explains a value that is a reader's from the page printed at fewer places."""
         settled = self._settled.get((ref, text))
         if settled is not None:
             return settled
@@ -603,6 +630,11 @@ class Checker:
                                         f"{reading.calculation}, while the exact value {exact} rounds to {expected}",
                                         None, None, expected, exact)
             return self._settled[ref, text]
+        page = self.page_of(ref, step, places) if step is not None else None
+        if page is not None:  # z_roof = 0.4935 + 0.928 + 0 + 1.069 = 2.4905: the sum from the page at 3 places
+            return ("explained", f"{label}: correct given the rounded inputs: {excerpt(mathread.show(step[0]))} = "
+                    f"{_show(step[1])} is {label} from the inputs printed at {page} places, while the exact value "
+                    f"{exact} rounds to {expected}", None, None, expected, exact)
         lines = self.follows(ref, text, fmt)
         if lines:
             return ("explained", f"{label}: correct given what was written on {_lines(lines)}, while the "

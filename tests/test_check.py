@@ -880,3 +880,39 @@ def test_frac_with_one_token_arguments_and_the_thousands_separator_are_read(deri
                        4: ["wrong"], 5: ["unreadable"]}, [(v.line, v.status, v.message) for v in found]
     assert "3000" in found[-2].message and found[-2].written == ["3001"], found[-2]
     assert "\\frac{1}{2}}" not in found[-1].message  # (a message quotes the line as written)
+
+
+def _cut(q: F, places: int) -> str:
+    """q's first ``places`` decimals, cut (as a message writes ``0.92886…``), q > 0."""
+    whole = q.numerator * 10 ** places // q.denominator
+    return f"{whole // 10 ** places}.{str(whole % 10 ** places).rjust(places, '0')}"
+
+
+def test_a_sum_from_the_page_at_fewer_places_is_explained(derivation, exact):
+    """The README's own example ("Last digits, explained"): from the printed f_5 (3 places)
+    z_roof = 0.4935 + 0.928 + 0 + 1.069 = 2.4905, exactly. Written so, with 4 places, the
+    line is judged at 4 places, where the exact value 2.49067... rounds to 2.4907: it was
+    wrong; it is the reader's right arithmetic from the rounded inputs, explained, naming the
+    page's 3 places (as L = -ln(0.395) written at 5 places is). The sum rounded to 3 places
+    (2.491) stays correct; a sum that is not the page's and the value alone, without its
+    calculation, stay wrong. Under half-even the tie 2.4905 gives 2.490 at 3 places."""
+    f5 = R.seed_vector(R.SEED_F5)
+    products = [x * y for x, y in zip(f5, R.W_U_COLUMNS[R.PIECES.index("␣roof")])]
+    terms = "0.4935 + 0.928 + 0 + 1.069"
+    assert [F(t) for t in terms.split(" + ")] == products and sum(products) == F("2.4905")
+    z, L, reader = exact["z"]["␣roof"], exact["L"], R.ln(F("0.395"))
+    assert R.text(z, 4) == "2.4907" and R.text(z, 3) == "2.491"
+    assert R.text(-reader, 5) == "0.92887" and R.text(L, 5) != "0.92887"
+    found = check(derivation, f"z_roof = {terms} = 2.4905\nz_roof = {terms} ≈ 2.4905\nz_roof = {terms} = 2.491\n"
+                              "z_roof = 2.4905\nz_roof = 0.4935 + 0.929 + 0 + 1.069 = 2.4915\n"
+                              "L = -ln(0.395) = 0.92887\n")
+    assert [v.status for v in found] == ["explained", "explained", "correct", "wrong", "wrong", "explained"], \
+        [(v.status, v.message) for v in found]
+    for v in found[:2]:
+        assert "printed at 3 places" in v.message and f"{terms} = 2.4905" in v.message and \
+            f"{_cut(z, 6)}… rounds to 2.4907" in v.message, v.message
+    assert "printed at 3 places" in found[-1].message and f"rounds to {R.text(L, 5)}" in found[-1].message
+    half_even = Checker(derivation, "half-even").check_text(
+        f"z_roof = {terms} = 2.4905\nz_roof = {terms} = 2.490\nz_roof = {terms} = 2.491\n")
+    assert [v.status for v in half_even] == ["explained", "explained", "wrong"], \
+        [(v.status, v.message) for v in half_even]
