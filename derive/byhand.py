@@ -113,15 +113,29 @@ class Reading:
         parts: RichText = [self.name, ": from the printed inputs, ", self.formula]
         if self.remark:
             parts.append(self.remark)
+        return parts + self._outcome() + ["."]
+
+    def _outcome(self) -> RichText:
+        """After the reader's result: how it rounds (a tie, another digit) and how the exact
+        value rounds."""
         if self.tie:
-            parts += [", exactly on a tie at this rounding, which gives ", printed(self.reader)]
+            parts: RichText = [", exactly on a tie at this rounding, which gives ", printed(self.reader)]
         elif self.differs:
-            parts += [", which rounds to ", printed(self.reader)]
-        return parts + ["; the exact value ", printed(self.exact_digits), " rounds to ", printed(self.correct), "."]
+            parts = [", which rounds to ", printed(self.reader)]
+        else:
+            parts = []
+        return parts + ["; the exact value ", printed(self.exact_digits), " rounds to ", printed(self.correct)]
 
     def note(self) -> str:
         """The note in the plain notation (see :meth:`note_parts`)."""
         return plain_text(self.note_parts())
+
+    def brief(self) -> str:
+        """The note without its calculation, in the plain notation, for a message about the
+        quantity: ``from the printed inputs: 2.4905, exactly on a tie at this rounding, which
+        gives 2.491; the exact value 2.49067… rounds to 2.491``."""
+        result = self.formula.args[-1] if isinstance(self.formula, F.Chain) else self.formula
+        return plain_text(["from the printed inputs: ", result] + self._outcome())
 
 
 @dataclass

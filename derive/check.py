@@ -196,7 +196,10 @@ class Checker:
             except RecursionError:  # (a formula read but too deep to work out: one line, not the file)
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", "the line nests too deeply (brackets, "
                                         "signs or terms) for derive to work out", entry.name))
-        return _carried(entries, _foreign_tables(entries, verdicts))
+        verdicts = _carried(entries, _foreign_tables(entries, verdicts))
+        return [dataclasses.replace(verdict, message=f"{quoted(entry.formula.strip())}: {verdict.message}")
+                if entry.formula is not None else verdict  # one of a sentence's formulas: the message says which
+                for entry, verdict in zip(entries, verdicts)]
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.
@@ -622,7 +625,7 @@ class Checker:
         label = label_of(self.derivation, ref)
         reading = self.reading(ref, places)
         if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
-            note = f" ({reading.note()})" if reading is not None and reading.noteworthy else ""
+            note = f" ({reading.brief()})" if reading is not None and reading.noteworthy else ""
             self._settled[ref, text] = ("correct", f"{label}: correct{note}", None, None, expected, exact)
             return self._settled[ref, text]
         if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):

@@ -139,6 +139,8 @@ class Entry:
         links: the ``a = b`` steps of the chain after its name where both sides are written
             numbers (``L = 0.5 = 0.928``: ("0.5", "=", "0.928")), which must agree to the
             shorter one's places.
+        formula: the inline formula the entry was read from (``2 \\cdot 3 = 7`` of a sentence's
+            ``$2 \\cdot 3 = 7$``), None for any other entry; its messages quote it.
         steps: the ``expression = number`` steps of the chain after its first side where the
             expression is arithmetic without names (``L = -ln(0.395) = 0.929``: (the read
             ``-ln(0.395)``, "0.929", "=")), each judged as an arithmetic line of its own.
@@ -162,6 +164,7 @@ class Entry:
     skip: str | None = None
     links: list = field(default_factory=list)
     steps: list = field(default_factory=list)
+    formula: str | None = None
 
 
 def clean_latex(text: str) -> str:
@@ -472,13 +475,15 @@ class _Reader:
                 continue
             if not mathread.is_name(chain.exprs[0]):
                 if _claims_arithmetic(chain):  # $2 \cdot 3 = 7$: judged as in a display
-                    self.entries.append(_from_chain(chain, formula, line, source, self.here, exact=True))
+                    entry = _from_chain(chain, formula, line, source, self.here, exact=True)
+                    entry.formula = formula
+                    self.entries.append(entry)
                 continue
             last = chain.exprs[-1]
             if value_texts(last) is None and (mathread.names(last) or not mathread.numbers(last)):
                 continue  # a formula (s_{i,j} = q_i . k_j / sqrt(2)), not a value
             entry = _from_chain(chain, formula, line, source, self.here, exact=True)
-            entry.kind = "inline"
+            entry.kind, entry.formula = "inline", formula
             self.entries.append(entry)
 
     # ------------------------------------------------------------------ notes

@@ -916,3 +916,20 @@ def test_a_sum_from_the_page_at_fewer_places_is_explained(derivation, exact):
         f"z_roof = {terms} = 2.4905\nz_roof = {terms} = 2.490\nz_roof = {terms} = 2.491\n")
     assert [v.status for v in half_even] == ["explained", "explained", "wrong"], \
         [(v.status, v.message) for v in half_even]
+
+
+def test_each_formula_of_a_sentence_is_quoted_in_its_message(derivation, exact):
+    """Two formulas on one line gave two identical messages ("correct: 2 \\cdot 3 = 6" for
+    both ``$2 \\cdot 3 = 6$`` and ``$2 \\cdot 3 = 6.0$``): each message quotes its formula. A
+    right L, whose by-hand note is worth a line under the table, says in a few words what a
+    reader gets from the printed inputs (it repeated the whole note, calculation and name
+    again, in brackets)."""
+    found = check(derivation, "We get $2 \\cdot 3 = 6$ and $2 \\cdot 3 = 6.0$, then $L = 0.928$ here.\n"
+                              "L = 0.928\n")
+    assert [v.status for v in found] == ["correct"] * 4, [(v.status, v.message) for v in found]
+    six, six_point_zero, inline_loss, loss = (v.message for v in found)
+    assert six.startswith("'2 \\cdot 3 = 6': ") and six_point_zero.startswith("'2 \\cdot 3 = 6.0': ")
+    reader, L = -R.ln(F("0.395")), exact["L"]
+    assert loss == f"L: correct (from the printed inputs: {_cut(reader, 5)}…, which rounds to {R.text(reader)}; " \
+        f"the exact value {_cut(L, 5)}… rounds to {R.text(L)})"
+    assert inline_loss == f"'L = 0.928': {loss}"

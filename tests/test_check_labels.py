@@ -176,5 +176,5 @@ def test_a_right_table_cell_names_its_quantity(seed):
     verdicts = Checker(seed).check_text(table)
     assert [v.status for v in verdicts] == ["correct"] * 2, [v.message for v in verdicts]
     # (u_1's notes name its components; u_2 has none)
-    assert verdicts[0].message.startswith("u_1[1]: correct (u_1[1]: from the printed inputs")
+    assert verdicts[0].message.startswith("u_1[1]: correct (from the printed inputs: ")
     assert verdicts[1].message == "u_2: correct"
