@@ -39,7 +39,7 @@ from . import mathread
 from .errors import DeriveError
 from .mathread import Chain, Neg, Num, Vec
 from .printing import quoted
-from .steps import OMITTED, PART_LINE
+from .steps import OMITTED, PART_LINE, column_group_read
 
 MINUS = "\u2212"
 MAX_SOURCE = 300  # characters of a line repeated in each of its entries (one line of 20,000 equations)
@@ -51,8 +51,9 @@ VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 STRUCTURE = re.compile(r"\\(begin|end|usepackage|documentclass|set[a-z]*|new[a-z]*|renew[a-z]*|def|hypersetup|"
                        r"geometry|sisetup|captionsetup|definecolor|input|include[a-z]*|label|caption|item)(?![A-Za-z])")
 BOX = "\u2502\u2503"  # │ ┃: the cell borders of a terminal table
+BOX_LINES = "".join(map(chr, range(0x2500, 0x2580)))  # Unicode's box drawing: a table's borders and rules
 SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  # a note's mark: ¹, ¹², ...
-NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}: ")  # ¹ u_1[1]: from the ...
+NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}:( |$)")  # ¹ u_1[1]: from the ...
 MARKS = re.compile("(?<=\\d)[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+(?=\\s*([,\\]]|$))")  # 0.964¹, in a value
 STEP_HEADING = re.compile(r"^Step \d+\.\s")
 # "after the step" (or "before the SGD step", "\ \text{after the step}") after a name: its pass
@@ -294,6 +295,8 @@ class _Reader:
         self.title = ""
         self.section = ""
         self.entries: list[Entry] = []
+        self.prose_line = 0  # the number (1-based) of the last line read as prose
+        self.width = max(map(len, self.lines), default=0)  # the page's width: its longest line
 
     @property
     def here(self) -> dict:
@@ -329,12 +332,16 @@ class _Reader:
             j = self._until(i, lambda s: not s.startswith(("\u2514", "\u2517")))
             self.box_table(i, j)
             return min(j + 1, len(self.lines))
-        if i + 1 < len(self.lines) and self.lines[i + 1].strip().startswith(("\u250f", "\u250c")):
-            return i + 1  # the title of a terminal table, read with it
+        top = next((k for k in range(i + 1, min(i + 1 + TITLE_LINES, len(self.lines)))
+                    if self.lines[k].strip().startswith(("\u250f", "\u250c"))), None)
+        if top is not None and _title_start(self.lines, top) <= i:
+            return i + 1  # (a line of) the title of a terminal table, read with it
         if NOTE_LINE.match(stripped) and self.entries:
             j, body = i + 1, stripped  # a terminal note, "¹ u_1[1]: ...", folded onto lines until its "."
             while not body.endswith(".") and j < len(self.lines) and self.lines[j].strip():
-                body, j = body + " " + self.lines[j].strip(), j + 1
+                # (a number wider than the page is cut into lines of its width: its pieces join without a space)
+                folded = len(self.lines[j - 1].rstrip()) == self.width and " " not in self.lines[j - 1].strip()
+                body, j = body + ("" if folded else " ") + self.lines[j].strip(), j + 1
             self.note(SUPERSCRIPT_MARK.sub("", body), i + 1, stripped, latex=False)
             return j
         if STEP_HEADING.match(stripped):  # "Step 4. LayerNorm" (the terminal's and the seed page's headings)
@@ -381,24 +388,72 @@ class _Reader:
             return i + 1
         if stripped.startswith("\\") and (not _has_relation(stripped) or STRUCTURE.match(stripped)):
             return i + 1  # the document's structure: \begin{center}, \usepackage, ...
+        end = self._wrapped(i)  # u_5 = (x_5 - mu_5) / sigma_5 = [−0.577, | −0.577, −0.577, 1.732]
+        stripped = " ".join(self.lines[k].strip() for k in range(i, end))
         if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped):
-            return i + 1  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
+            return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
         if _has_relation(stripped):
             stripped = _unmarked(stripped)
             entries = [_equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
-            if all(e.error for e in entries) and (WORDS.search(stripped) or any(
-                    ch.isdigit() for ch in stripped) and len(SENTENCE_WORD.findall(stripped)) >= 2):
+            if all(e.error for e in entries) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
             else:
                 self.entries += entries
-            return i + 1
+            return end
         self.prose(stripped, i + 1)
+        return end
+
+    def _wrapped(self, i: int) -> int:
+        """The index past the last line of the equation line ``i`` starts (``i + 1`` when it
+        ends there): a line whose left side is no sentence (``u_5 = ...``, ``L before =``)
+        and that leaves a bracket open or ends with an operator (Rich wrapped it at the
+        page's width) goes on over the lines below it, none of them blank, indented, a
+        table's or a heading, nor an equation of its own, up to where its brackets close (at
+        most :data:`MATRIX_LINES` lines)."""
+        text = self.lines[i].strip()
+        if not _unfinished(text) or not _has_relation(text) or WORDS.search(RELATION.split(text, 1)[0]):
+            return i + 1
+        for j in range(i + 1, min(len(self.lines), i + MATRIX_LINES)):
+            line = self.lines[j]
+            stripped = line.strip()
+            if not stripped or line[:1].isspace() or stripped[:1] in BOX_LINES or STEP_HEADING.match(stripped) \
+                    or _has_relation(stripped) and _defines_a_name(stripped):
+                return i + 1
+            text += " " + stripped
+            if not _unfinished(text):
+                return j + 1
         return i + 1
+
+    def _in_sentence(self, i: int) -> bool:
+        """Whether line ``i``, which has words (:data:`SENTENCE_WORD`) but reads as no
+        equation, is a piece of a sentence Rich wrapped at the page's width: it continues a
+        line of prose that did not end its sentence (with a period or a colon) and does not
+        start as an equation (``name = ...``), or it and the lines after it, through the one
+        that ends the sentence or the paragraph (at most :data:`SENTENCE_LINES`; none of
+        them a readable equation, as ``L = 1``), read as a sentence (:func:`_sentence`)."""
+        if not SENTENCE_WORD.search(self.lines[i]):
+            return False
+        above = self.lines[i - 1].strip() if i > 0 else ""
+        equation = _has_relation(self.lines[i]) and _defines_a_name(self.lines[i].strip())
+        if self.prose_line == i and above and not above.endswith((".", ":")) and not equation:
+            return True
+        text = ""
+        for j in range(i, min(len(self.lines), i + SENTENCE_LINES)):
+            line = self.lines[j]
+            stripped = line.strip()
+            if not stripped or line[:1].isspace() or stripped[:1] in BOX_LINES or STEP_HEADING.match(stripped) \
+                    or j > i and _reads_as_equation(stripped):
+                break
+            text += " " + stripped
+            if stripped.endswith("."):
+                break
+        return _sentence(text)
 
     def prose(self, text: str, line: int) -> None:
         """A line of words: its decimal numbers (``0.94`` in ``␣climb + ed = 0.94``) are
         listed as not checked, since derive does not read sentences."""
+        self.prose_line = line
         numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_markdown_text(text))]
         if numbers:
             self.entries.append(Entry(line, text, values=[n.replace(MINUS, "-") for n in numbers], kind="prose",
@@ -488,18 +543,26 @@ class _Reader:
 
     # ------------------------------------------------------------------ notes
     def box_table(self, i: int, j: int) -> None:
-        """A terminal table (rich's box characters): the ``┃`` rows are the header, the
-        ``│`` rows the data; the line above it is its title."""
-        rows, numbers = [], []
-        for k in range(i, j):
-            stripped = self.lines[k].strip()
-            if stripped[:1] in BOX:
-                rows.append(stripped)
-                numbers.append(k + 1)
-        title = self.lines[i - 1].strip() if i > 0 else ""
-        if title and not _has_relation(title) and not STEP_HEADING.match(title):
+        """A terminal table (rich's box characters) from its top border, line ``i``, to its
+        bottom one, ``j``: the ``┃`` lines are the header, the ``│`` lines the data, a cell
+        wrapped over several lines one cell (:func:`_box_rows`); the lines above it are its
+        title (:func:`_title_start`). A column group of a table wider than the page (its
+        title ends ``(columns 2-9 of 12)``, data columns) places its cells in the whole table."""
+        written = " ".join(self.lines[k].strip() for k in range(_title_start(self.lines, i), i))
+        title, group = column_group_read(written)
+        if (title or group) and _title_like(title):
             self.title = title
-        self.table(rows, None, _box_row, numbers)
+        rows, numbers = _box_rows(self.lines, i, j)
+        columns = None
+        if group is not None and rows:  # the columns naming the row first (repeated in every group), then the data's
+            lead = len(_box_row(rows[0])) - (group[1] - group[0] + 1)
+            columns = list(range(lead)) + list(range(lead + group[0] - 1, lead + group[1])) if lead >= 1 else None
+        if len(rows) > 1 and _box_row(rows[1])[:1] == [""]:  # Rich narrowed the key column to nothing
+            self.entries.append(Entry(numbers[1], rows[1][:MAX_SOURCE], kind="prose", skip=(
+                "the table's rows have no key: the page was too narrow to print its first column, so its "
+                "cells cannot be placed (derive run --width gives a wider page)")))
+            return
+        self.table(rows, None, _box_row, numbers, columns=columns)
 
     def note(self, text: str, line: int, source: str | None = None, latex: bool = True) -> None:
         """A note under a table: a reader's calculation from the printed inputs (in
@@ -529,12 +592,15 @@ class _Reader:
                 text, first = "", None
         part = next((PART_LINE.match(self.lines[k].strip()) for k in range(max(i - 3, 0), i)
                      if PART_LINE.match(self.lines[k].strip())), None)
-        self.table([r for _, r in rows], None, _latex_row, [n + 1 for n, _ in rows], part)
+        self.table([r for _, r in rows], None, _latex_row, [n + 1 for n, _ in rows],
+                   int(part.group(2)) - 1 if part else 0, [int(k) - 1 for k in part.group(4).split()] if part else None)
 
     def table(self, rows: list[str], first_line: int | None, split, numbers: list[int] | None = None,
-              part: re.Match | None = None) -> None:
-        """One entry per value cell of a table (Markdown or LaTeX rows). ``part``: derive's
-        comment before a LaTeX part of a table (its first row and its columns), else None."""
+              first_row: int = 0, columns: list[int] | None = None) -> None:
+        """One entry per value cell of a table (Markdown, LaTeX or terminal rows). A part of
+        a table (derive's comment before a LaTeX part, a terminal table's column group)
+        starts at row ``first_row`` (0-based) of the whole table and holds its ``columns``
+        (0-based places; None: all, as written)."""
         cells = [split(r) for r in rows]
         numbers = numbers or [first_line + k for k in range(len(rows))]
         data = [(n, r, c) for n, r, c in zip(numbers, rows, cells)][1:]
@@ -546,7 +612,7 @@ class _Reader:
         while keys < len(header) - 1 and _key(header[keys]):
             keys += 1
         # a gap row (… 35 rows omitted) is no data: the rows after it stand that much further down
-        origin, at, kept = [], int(part.group(2)) - 1 if part else 0, []
+        origin, at, kept = [], first_row, []
         for n, r, c in data:
             gap = OMITTED.search(c[0]) if len([x for x in c if x.strip()]) == 1 else None
             if gap:
@@ -556,7 +622,6 @@ class _Reader:
                 kept.append((n, r, c))
                 at += 1
         data = kept
-        columns = [int(k) - 1 for k in part.group(4).split()] if part else None
         # a short row is padded with empty cells: every row has every key column
         table = Table(self.title, header, [c + [""] * (len(header) - len(c)) for _, _, c in data], max(keys, 1),
                       origin if origin != list(range(len(origin))) else None,
@@ -663,6 +728,76 @@ def _unmarked(line: str) -> str:
     return head + relation + MARKS.sub("", value) if relation else line
 
 
+SENTENCE_LINES = 6  # the most lines a sentence read as one is wrapped onto (a step's words at 40 columns: 4)
+TITLE_LINES = 3  # the most lines a terminal table's title is wrapped onto (51 characters and a group's words at 40)
+
+
+def _title_start(lines: list[str], top: int) -> int:
+    """The first line of the title above a terminal table whose top border is line ``top``
+    (``top`` when the line above is blank or a table's): the line just above it, and when
+    that one can be a title (:func:`_title_like`), the lines above it that a title wrapped
+    at the page's width continues (up to :data:`TITLE_LINES` in all), each a title with a
+    word in it, not indented (a note, an exact form) nor a table's."""
+    if top == 0 or not lines[top - 1].strip() or lines[top - 1].strip()[:1] in BOX_LINES:
+        return top
+    start = top - 1
+    while start > 0 and top - start < TITLE_LINES and _title_like(lines[start].strip()):
+        line = lines[start - 1]
+        stripped = line.strip()
+        if not stripped or line[:1].isspace() or stripped[:1] in BOX_LINES or not _title_like(stripped) \
+                or not SENTENCE_WORD.search(stripped):
+            break
+        start -= 1
+    return start
+
+
+def _title_like(text: str) -> bool:
+    """Whether a line can be (a piece of) a table's title: neither a "Step N." heading, the
+    end of a sentence (the step's words, a note: a period or a colon) nor an equation (a
+    relation without three words of a sentence: ``LayerNorm after the MLP, of y = u + m``
+    is a title)."""
+    return not STEP_HEADING.match(text) and not text.endswith((".", ":")) \
+        and not (_has_relation(text) and not WORDS.search(text))
+
+
+def _box_rows(lines: list[str], top: int, bottom: int) -> tuple[list[str], list[int]]:
+    """The rows of the terminal table between its borders, lines ``top`` and ``bottom``
+    (its rules skipped), each as one line of cells, and the number (1-based) of each one's
+    first line. Rich wraps a long cell (a vector after its commas, a header's words) onto
+    the lines below its row: the header's lines (``┃``) are one row, and a data line
+    (``│``) continues the row above when its first cell is empty (derive prints no row
+    without a key) or a cell above is cut (:func:`_cut`). A cell's pieces are joined by a
+    space, or by nothing after a piece that fills its column without a space (the digits
+    of a number Rich folded)."""
+    rows: list[tuple[str, list[str], list[str]]] = []  # (border, each cell's text, each cell's last piece)
+    numbers: list[int] = []
+    for k in range(top, bottom):
+        stripped = lines[k].strip()
+        if not stripped or stripped[0] not in BOX:
+            continue
+        cells = re.split("[" + BOX + "]", stripped)[1:-1]
+        border = stripped[0]
+        last = rows[-1] if rows else None
+        if last is None or last[0] != border or len(last[1]) != len(cells) \
+                or border != BOX[1] and cells and cells[0].strip() and not any(map(_cut, last[1])):
+            rows.append((border, [c.strip() for c in cells], cells))
+            numbers.append(k + 1)
+            continue
+        for c, piece in enumerate(cells):
+            text, before = piece.strip(), last[2][c]
+            if text:
+                folded = len(before.strip()) == len(before) - 2 and " " not in before.strip()
+                last[1][c] = last[1][c] + ("" if folded or not last[1][c] else " ") + text
+                last[2][c] = piece
+    return [border + "".join(f" {c} {border}" for c in cells) for border, cells, _ in rows], numbers
+
+
+def _cut(cell: str) -> bool:
+    """Whether a terminal table's cell goes on on the next line: a vector's bracket or a
+    token's backquotes left open (```␣cl`` folded at a narrow column, ``imb``` below)."""
+    return cell.count("[") > cell.count("]") or cell.count("`") % 2 == 1
+
+
 def _box_row(row: str) -> list[str]:
     """The cells of a terminal table's row (``│ `the` │ 0.000 │ −0.816¹ │``), note marks dropped."""
     cells = re.split("[" + BOX + "]", row.strip())[1:-1]
@@ -752,6 +887,27 @@ def _pairs(row: str) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def _sentence(text: str) -> bool:
+    """Whether a line that reads as no equation is a sentence: three words in a row, or
+    numbers among two words (``␣climb + ed = 0.94``)."""
+    return bool(WORDS.search(text)) or any(ch.isdigit() for ch in text) and len(SENTENCE_WORD.findall(text)) >= 2
+
+
+OPEN_END = re.compile(r"(=|\u2248|[-+\u2212*/\u00b7\u00d7,])\s*$")  # a line that ends before its right side or term
+
+
+def _unfinished(text: str) -> bool:
+    """Whether an equation goes on after ``text``: a bracket left open, or a relation or an
+    operator at its end."""
+    return text.count("[") > text.count("]") or text.count("(") > text.count(")") or bool(OPEN_END.search(text))
+
+
+def _reads_as_equation(text: str) -> bool:
+    """Whether a line has an equation derive reads (a name or arithmetic, a relation, a value)."""
+    return _has_relation(text) and any(not _equation(part, 0, text, {"head": None, "block": None}).error
+                                       for part in _split_quads(text))
 
 
 def _has_relation(text: str) -> bool:

@@ -22,7 +22,7 @@ from .generate import Generated, quoted
 from .notation import unmarked
 from .printing import counted, plain_label
 from .rounding import Format
-from .steps import Ref, Step
+from .steps import Ref, Step, column_group
 
 
 def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, exact: bool = False) -> Group:
@@ -251,13 +251,12 @@ class WholeTable:
         cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
         need = [max(map(_longest_word, col)) for col in cells]  # the narrowest each column can be
         full = [max(map(len, col)) for col in cells]  # ... and its width on one line
-        groups = _column_groups(need, options.max_width, self.BORDER)
+        groups = _column_groups(need, options.max_width, self.BORDER, self.keys)
         for group in groups:
             title = self.title or ""
             data = [i - self.keys + 1 for i in group if i >= self.keys]  # (numbered as the data columns: c_1 is 1)
             if len(groups) > 1 and data:
-                title += f" (columns {data[0]}-{data[-1]} of {len(self.columns) - self.keys})" if len(data) > 1 \
-                    else f" (column {data[0]} of {len(self.columns) - self.keys})"
+                title += " " + column_group(data[0], data[-1], len(self.columns) - self.keys)
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
             if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
                 yield Text(title, style="table.title")
@@ -413,17 +412,19 @@ def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]
     return widths
 
 
-def _column_groups(need: list[int], width: int, border: int) -> list[list[int]]:
-    """Column indices in groups that fit ``width``: column 0 in every group, then as many
-    of the rest, in order, as fit (at least one per group)."""
+def _column_groups(need: list[int], width: int, border: int, keys: int = 1) -> list[list[int]]:
+    """Column indices in groups that fit ``width``: the ``keys`` columns that name the row
+    (id, token) in every group, then as many of the rest, in order, as fit (at least one
+    per group)."""
+    keys = max(1, min(keys, len(need) - 1))
     if len(need) < 2 or sum(n + border for n in need) + 1 <= width:
         return [list(range(len(need)))]
-    groups, group = [], [0]
-    used = need[0] + border + 1
-    for i in range(1, len(need)):
-        if len(group) > 1 and used + need[i] + border > width:
+    start = sum(n + border for n in need[:keys]) + 1
+    groups, group, used = [], list(range(keys)), start
+    for i in range(keys, len(need)):
+        if len(group) > keys and used + need[i] + border > width:
             groups.append(group)
-            group, used = [0], need[0] + border + 1
+            group, used = list(range(keys)), start
         group.append(i)
         used += need[i] + border
     return groups + [group]

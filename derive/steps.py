@@ -24,6 +24,30 @@ HEAD_ROWS, TAIL_ROWS = 5, 3
 # first. ``derive check`` reads it back to place a part's cells in the whole table.
 PART = "%% derive: %(continued)srows %(first)d-%(last)d, columns %(columns)s"
 PART_LINE = re.compile(r"^% derive: (continued, )?rows (\d+)-(\d+), columns ([\d ]+)$")
+# A terminal table wider than the page is printed in column groups (``derive run``), each
+# repeating the columns that name the row (id, token); each group's title ends with the data
+# columns it holds, counted without those: ``W_U (4 x 12) (columns 2-9 of 12)``, ``(column 6 of
+# 6)``. ``derive check`` reads it back to place a group's cells in the whole table.
+COLUMN_GROUP = re.compile(r"\s*\((?:columns (\d+)-(\d+)|column (\d+)) of (\d+)\)\s*$")
+
+
+def column_group(first: int, last: int, total: int) -> str:
+    """The words a column group's title ends with: which of the table's ``total`` data
+    columns it holds, ``first`` to ``last`` (1-based, the columns naming the row aside)."""
+    return f"(columns {first}-{last} of {total})" if last > first else f"(column {last} of {total})"
+
+
+def column_group_read(title: str) -> tuple[str, tuple[int, int] | None]:
+    """A table title without its column group's words (:func:`column_group`), and the data
+    columns the group holds, (first, last), 1-based: ``E (12 x 4) (column 4 of 4)`` ->
+    (``E (12 x 4)``, (4, 4)); (title, None) for a whole table."""
+    found = COLUMN_GROUP.search(title)
+    if found is None:
+        return title, None
+    first, last = (int(found[1]), int(found[2])) if found[1] else (int(found[3]), int(found[3]))
+    return title[:found.start()].strip(), (first, last)
+
+
 # The words of a summarised table's gap row (``… 56 rows omitted; --all-rows prints them``):
 # how many rows of the whole table it stands for.
 OMITTED = re.compile(r"(\d+) rows? omitted")

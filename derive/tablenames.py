@@ -79,12 +79,17 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         if target is not None:
             return target
         if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
-            # a masked key's e^s is exactly 0 (-inf before the softmax): no quantity, a fact
-            return Claim(f"{entry.cell.table.header[entry.cell.column]} of a masked key", values=[Fraction(0)])
+            return _masked_key(entry.cell.table.header[entry.cell.column])
         position = token_position(derivation, entry.cell.table, entry.cell.row)
         if position is None:
             raise
     return _claim(derivation, entry, position)  # rows keyed by some of the prompt's tokens: positions
+
+
+def _masked_key(header: str) -> Claim:
+    """A masked key's e^s (the column ``header``): exactly 0, as -inf before the softmax
+    gives; no quantity, a fact."""
+    return Claim(f"{header} of a masked key", values=[Fraction(0)])
 
 
 def token_position(derivation: Derivation, table, r: int) -> int | None:
@@ -203,6 +208,8 @@ def _page_cell(derivation: Derivation, cell) -> Claim | None:
             if row >= len(page.rows) or _plain(page.rows[row][0]) != _plain(table.rows[cell.row][0]):
                 continue
             found = page.rows[row][column]
+            if found == "0" and "masked" in page.rows[row]:  # (a column group of the page: "masked" in another)
+                return _masked_key(table.header[cell.column])
             refs = found.refs if isinstance(found, Vec) else [found] if isinstance(found, Ref) else None
             if refs:
                 return Claim(derivation.meta(refs[0]).label if len(refs) == 1 else _row_label(derivation, refs),
