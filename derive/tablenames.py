@@ -66,6 +66,10 @@ class _Row:
 def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
     """The claim of a table entry (``entry.cell``).
 
+    A ``y`` column in rows keyed by some of the prompt's tokens is the row's y_t (the block's
+    output, ``y = h + m``) when the case has one and the cell writes as many numbers; else,
+    and in rows keyed by vocabulary pieces, the one-hot target (:func:`_target_entry`).
+
     Raises:
         DeriveError: when the header or the row names nothing derive knows."""
     try:
@@ -75,15 +79,23 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         if page is not None:
             return page
         cells = entry.cell.table.rows[entry.cell.row]
-        target = _target_entry(derivation, entry)
-        if target is not None:
-            return target
         if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
             return _masked_key(entry.cell.table.header[entry.cell.column])
+        target = _target_entry(derivation, entry)
         position = token_position(derivation, entry.cell.table, entry.cell.row)
         if position is None:
+            if target is not None:
+                return target
             raise
-    return _claim(derivation, entry, position)  # rows keyed by some of the prompt's tokens: positions
+    try:
+        claim = _claim(derivation, entry, position)  # rows keyed by some of the prompt's tokens: positions
+    except DeriveError:
+        if target is None:
+            raise
+        return target
+    if target is not None and claim.refs is not None and len(claim.refs) != len(entry.values):
+        return target  # (a 0 or a 1 under y, beside z and p: the target, though the prompt holds the row's piece)
+    return claim
 
 
 def _masked_key(header: str) -> Claim:
@@ -119,9 +131,9 @@ def token_position(derivation: Derivation, table, r: int) -> int | None:
 
 
 def _target_entry(derivation: Derivation, entry: Entry) -> Claim | None:
-    """A ``y`` column in rows keyed by vocabulary pieces, when no quantity is called y: the
-    one-hot target of the loss (``dL/dz = p - y``), 1 for the target's piece and 0 for any
-    other; None for any other cell."""
+    """A ``y`` column in rows keyed by vocabulary pieces: the one-hot target of the loss
+    (``dL/dz = p - y``), 1 for the target's piece and 0 for any other; None for any other
+    cell (:func:`cell_claim` says when a y column is the target)."""
     case = derivation.case
     cell = entry.cell
     try:

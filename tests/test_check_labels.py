@@ -178,3 +178,25 @@ def test_a_right_table_cell_names_its_quantity(seed):
     # (u_1's notes name its components; u_2 has none)
     assert verdicts[0].message.startswith("u_1[1]: correct (from the printed inputs: ")
     assert verdicts[1].message == "u_2: correct"
+
+
+@pytest.mark.parametrize("off,status", [(0, "correct"), (1, "wrong")])
+def test_a_y_column_of_some_prompt_rows_is_the_block_output(seed, off, status):
+    """A table whose rows are some of the prompt's tokens (``␣the``, then ``ed``) and whose
+    column is ``y`` gives each row's y_t = h_t + m_t (the residual after the MLP, 4 numbers:
+    hand_reference's forward pass; the seed page's y_5 = [−0.436, 1.551, −0.461, 1.698]),
+    not the one-hot target ("y_␣the (the one-hot target ␣roof) has 1 component but the cell
+    gives 4"); its last number written 0.001 off is wrong. A y column of one number per row,
+    keyed by pieces the prompt holds, is still the one-hot target (␣roof is no token of the
+    prompt: 0 for each), and 1 there is wrong."""
+    y = R.forward()["y"]
+    assert R.texts(y[4]) == ["-0.436", "1.551", "-0.461", "1.698"]
+    last = R.rounded(y[3][3]) + R.F(off, 1000)
+    text = (f"| token | y |\n|---|---|\n| `␣the` | {R.vector(y[4])} |\n"
+            f"| `ed` | [{', '.join(R.texts(y[3])[:3])}, {R.text(last)}] |\n\n"
+            f"| token | y |\n|---|---|\n| `␣cat` | 0 |\n| `ed` | {off} |\n")
+    verdicts = Checker(seed).check_text(text)
+    assert [(v.name, v.status) for v in verdicts] == [
+        ("y_5", "correct"), ("y_4", status),
+        ("y_␣cat (the one-hot target ␣roof)", "correct"), ("y_ed (the one-hot target ␣roof)", status)], \
+        [(v.line, v.status, v.message) for v in verdicts]
