@@ -51,7 +51,7 @@ from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import Claim, cell_claim, in_context, norm_slot, page_equation, param_row
+from .tablenames import AmbiguousRow, Claim, cell_claim, in_context, norm_slot, page_equation, param_row
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -178,15 +178,26 @@ class Checker:
 
     # ------------------------------------------------------------------ the file
     def check_text(self, text: str) -> list[Verdict]:
-        """Verdicts for every entry of a hand-computation file's text, in order."""
-        verdicts = []
+        """Verdicts for every entry of a hand-computation file's text, in order (a table row
+        keyed by a token the prompt repeats gets one verdict, not one per cell)."""
+        verdicts, kept = [], []
         last = [len(self.derivation.case.ids)]
         entries = parse(text)
         self._sgd_rows = self.sgd_blocks(entries)
         self._tables = {}
+        ambiguous: set[tuple[int, int]] = set()  # (table, row) already said to be ambiguous
         for entry in entries:
+            kept.append(entry)
             try:
                 verdicts.append(self.check_entry(entry, last))
+            except AmbiguousRow as exc:  # (the table names a quantity: its row does not say which position)
+                row = (id(entry.cell.table), entry.cell.row)
+                if row in ambiguous:
+                    kept.pop()
+                    continue
+                ambiguous.add(row)
+                verdicts.append(Verdict(entry.line, entry.source, "unreadable", f"{exc.detail} (expected "
+                                        f"{exc.expected}; the row's values are not checked)", entry.name))
             except NotDerived as exc:  # dL/dW_Q where conventions.gradients leaves W_Q out
                 verdicts.append(Verdict(entry.line, entry.source, "not checked", f"not checked: {exc.detail}",
                                         entry.name))
@@ -196,10 +207,10 @@ class Checker:
             except RecursionError:  # (a formula read but too deep to work out: one line, not the file)
                 verdicts.append(Verdict(entry.line, entry.source, "unreadable", "the line nests too deeply (brackets, "
                                         "signs or terms) for derive to work out", entry.name))
-        verdicts = _carried(entries, _foreign_tables(entries, verdicts))
+        verdicts = _carried(kept, _foreign_tables(kept, verdicts, {table for table, _ in ambiguous}))
         return [dataclasses.replace(verdict, message=f"{quoted(entry.formula.strip())}: {verdict.message}")
                 if entry.formula is not None else verdict  # one of a sentence's formulas: the message says which
-                for entry, verdict in zip(entries, verdicts)]
+                for entry, verdict in zip(kept, verdicts)]
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.
@@ -981,16 +992,17 @@ def _carried(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
     return out
 
 
-def _foreign_tables(entries: list[Entry], verdicts: list[Verdict]) -> list[Verdict]:
+def _foreign_tables(entries: list[Entry], verdicts: list[Verdict], named=frozenset()) -> list[Verdict]:
     """A table none of whose cells names a quantity of the case (the parameter counts of
     GPT-2 beside a chapter) is not about the case: its cells are not checked, with the
-    reason, instead of unreadable."""
+    reason, instead of unreadable. ``named``: the tables (ids) known to name one, whose
+    rows alone are unreadable (a token the prompt repeats)."""
     cells: dict[int, list[int]] = {}
     for k, entry in enumerate(entries):
         if entry.cell is not None:
             cells.setdefault(id(entry.cell.table), []).append(k)
-    for members in cells.values():
-        if all(verdicts[k].status == "unreadable" for k in members):
+    for table, members in cells.items():
+        if table not in named and all(verdicts[k].status == "unreadable" for k in members):
             for k in members:
                 v = verdicts[k]
                 verdicts[k] = dataclasses.replace(v, status="not checked", message="not checked: a table that names no "

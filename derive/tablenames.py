@@ -98,6 +98,11 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
     return claim
 
 
+class AmbiguousRow(DeriveError):
+    """A table row keyed by a token the prompt holds at several positions: the row does not
+    say which position it is (every cell of the row raises the same)."""
+
+
 def _masked_key(header: str) -> Claim:
     """A masked key's e^s (the column ``header``): exactly 0, as -inf before the softmax
     gives; no quantity, a fact."""
@@ -112,7 +117,7 @@ def token_position(derivation: Derivation, table, r: int) -> int | None:
     vocabulary pieces, ``z_␣roof``), or the case has no tokens.
 
     Raises:
-        DeriveError: when the row's token stands at several places of the prompt (``the``
+        AmbiguousRow: when the row's token stands at several places of the prompt (``the``
             at 1 and 5 of "the cat sat on the [MASK]"): the row does not say which."""
     tokens = list(derivation.case.tokens or [])
     for k in range(min(table.keys, len(table.header))):
@@ -123,7 +128,7 @@ def token_position(derivation: Derivation, table, r: int) -> int | None:
             continue
         places = [p + 1 for p, token in enumerate(tokens) if token == keys[r]]
         if len(places) > 1:
-            raise DeriveError(f"the token {quoted(keys[r])} stands at positions {listed([str(p) for p in places])} "
+            raise AmbiguousRow(f"the token {quoted(keys[r])} stands at positions {listed([str(p) for p in places])} "
                               "of the prompt: the row does not say which",
                               expected="a row for each position in prompt order, or a `t` column")
         return places[0]

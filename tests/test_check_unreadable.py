@@ -167,3 +167,20 @@ def test_a_message_echoes_latex_as_written(derivation, line, message):
     verdicts = Checker(derivation).check_text(line)
     assert verdicts[-1].message == message
     assert "\\\\" not in verdicts[-1].message
+
+
+def test_a_row_of_a_repeated_token_is_said_once():
+    """"the cat sat on the [MASK]" (encoder-post-norm's prompt) holds `the` at positions 1
+    and 5: a table row keyed `the` does not say which, and says so once per row, not once
+    per column (three columns gave the message three times); a table of such rows alone
+    still names quantities (mu, sigma, u_1: unreadable rows, exit code 1), not "a table
+    that names no quantity of this case"."""
+    from derive.case import load_case
+    from derive.derivation import derive
+
+    text = "| token | mu | sigma | u_1 |\n|---|---|---|---|\n| the | 1.000 | 1.000 | 1.000 |\n" \
+           "| the | 2.000 | 2.000 | 2.000 |\n"
+    verdicts = Checker(derive(load_case("encoder-post-norm"))).check_text(text)
+    assert [(v.line, v.status) for v in verdicts] == [(3, "unreadable"), (4, "unreadable")], \
+        [(v.line, v.status, v.message) for v in verdicts]
+    assert all(v.message.startswith("the token 'the' stands at positions 1 and 5 of the prompt") for v in verdicts)
