@@ -94,6 +94,9 @@ class Table:
     # some of its columns; a gap row (``… 35 rows omitted``) skips rows. None: as written.
     origin_rows: list[int] | None = None
     origin_columns: list[int] | None = None
+    # what the checker works out once per table rather than once per cell (the pieces of a key
+    # column, the prompt positions of its tokens: :mod:`derive.tablenames`)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def row_at(self, r: int) -> int:
         """Data row ``r``'s place (0-based) in the whole table."""

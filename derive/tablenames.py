@@ -114,25 +114,48 @@ def token_position(derivation: Derivation, table, r: int) -> int | None:
     tokens of the prompt, some of them in any order, written as pieces (`` `␣cat` ``) or
     as plain text (``the``): the position of the row's token. None when some row of every
     key column (but ``id``, ``row``, ``t``) is no token of the prompt (a table of
-    vocabulary pieces, ``z_␣roof``), or the case has no tokens.
+    vocabulary pieces, ``z_␣roof``), or the case has no tokens. The table's keys are read
+    once (:func:`_token_places`), not once per cell.
 
     Raises:
         AmbiguousRow: when the row's token stands at several places of the prompt (``the``
             at 1 and 5 of "the cat sat on the [MASK]"): the row does not say which."""
-    tokens = list(derivation.case.tokens or [])
-    for k in range(min(table.keys, len(table.header))):
-        if _word(table.header[k]) in ("id", "row", "t", "position", "pos"):
-            continue
-        keys = [_piece(row[k]) or row[k].strip() if k < len(row) else "" for row in table.rows]
-        if not tokens or not all(key in tokens for key in keys):
-            continue
-        places = [p + 1 for p, token in enumerate(tokens) if token == keys[r]]
-        if len(places) > 1:
-            raise AmbiguousRow(f"the token {quoted(keys[r])} stands at positions {listed([str(p) for p in places])} "
-                              "of the prompt: the row does not say which",
-                              expected="a row for each position in prompt order, or a `t` column")
-        return places[0]
-    return None
+    found = _token_places(derivation, table)
+    if found is None:
+        return None
+    keys, places = found
+    if len(places[r]) > 1:
+        raise AmbiguousRow(f"the token {quoted(keys[r])} stands at positions {listed([str(p) for p in places[r]])} "
+                           "of the prompt: the row does not say which",
+                           expected="a row for each position in prompt order, or a `t` column")
+    return places[r][0]
+
+
+def _token_places(derivation: Derivation, table) -> tuple[list[str], list[list[int]]] | None:
+    """The first key column of ``table`` (not ``id``, ``row``, ``t``) whose every row is a
+    token of the prompt: its tokens, row by row, and the positions (1-based) of each in the
+    prompt; None when no key column is. Worked out once per table and prompt."""
+    tokens = tuple(derivation.case.tokens or ())
+    memo = ("token places", tokens)
+    if memo not in table.memo:
+        table.memo[memo] = None
+        for k in range(min(table.keys, len(table.header))):
+            if _word(table.header[k]) in ("id", "row", "t", "position", "pos"):
+                continue
+            keys = [piece or row[k].strip() if k < len(row) else "" for piece, row in zip(_pieces(table, k), table.rows)]
+            if tokens and all(key in tokens for key in keys):
+                table.memo[memo] = keys, [[p + 1 for p, token in enumerate(tokens) if token == key] for key in keys]
+                break
+    return table.memo[memo]
+
+
+def _pieces(table, k: int) -> list[str | None]:
+    """The vocabulary piece each data row of ``table`` writes in column ``k`` (:func:`_piece`;
+    None for a row that writes none or has no such column), read once per table."""
+    memo = ("pieces", k)
+    if memo not in table.memo:
+        table.memo[memo] = [_piece(row[k]) if k < len(row) else None for row in table.rows]
+    return table.memo[memo]
 
 
 def _target_entry(derivation: Derivation, entry: Entry) -> Claim | None:
@@ -298,25 +321,40 @@ def _row(derivation: Derivation, table, r: int) -> _Row:
         elif word in ("t", "position", "pos") and cell.strip().isdigit():
             out.position = int(cell)
         elif _piece(cell) is not None:
-            pieces = [_piece(row[list(keys).index(word)]) for row in table.rows]
-            if _in_prompt_order(table, pieces, case.tokens):
+            if _in_prompt_order(table, _pieces, list(keys).index(word), case.tokens):
                 out.position = table.row_at(r) + 1
             else:
                 out.piece = _piece(cell)
     if out.position is None and out.id is not None and out.piece is None \
-            and _in_prompt_order(table, [int(row[list(keys).index("id")]) if row[list(keys).index("id")].strip()
-                                         .isdigit() else None for row in table.rows], case.ids):
+            and _in_prompt_order(table, _ids, list(keys).index("id"), case.ids):
         out.position = table.row_at(r) + 1
     return out
 
 
-def _in_prompt_order(table, keys: list, prompt) -> bool:
-    """Whether a table's key column lists the prompt (its tokens or ids) in order: every
-    row, each at its place in the whole table (a part of it, or rows omitted between)."""
-    if table.origin_rows is None and table.origin_columns is None:
-        return keys == list(prompt)
-    places = [table.row_at(r) for r in range(len(keys))]
-    return bool(keys) and all(p < len(prompt) and key == prompt[p] for p, key in zip(places, keys))
+def _in_prompt_order(table, read, k: int, prompt) -> bool:
+    """Whether a table's key column ``k``, read by ``read`` (:func:`_pieces` or :func:`_ids`),
+    lists the prompt (its tokens or its ids) in order: every row, each at its place in the
+    whole table (a part of it, or rows omitted between). Worked out once per table, column
+    and prompt."""
+    prompt = list(prompt or ())
+    memo = ("in prompt order", read.__name__, k, tuple(prompt))
+    if memo not in table.memo:
+        keys = read(table, k)
+        if table.origin_rows is None and table.origin_columns is None:
+            table.memo[memo] = keys == prompt
+        else:
+            places = [table.row_at(r) for r in range(len(keys))]
+            table.memo[memo] = bool(keys) and all(p < len(prompt) and key == prompt[p] for p, key in zip(places, keys))
+    return table.memo[memo]
+
+
+def _ids(table, k: int) -> list[int | None]:
+    """The id each data row of ``table`` writes in column ``k`` (None for a row that writes
+    no whole number), read once per table."""
+    memo = ("ids", k)
+    if memo not in table.memo:
+        table.memo[memo] = [int(row[k]) if row[k].strip().isdigit() else None for row in table.rows]
+    return table.memo[memo]
 
 
 def _column_position(table, column: int, case) -> int:

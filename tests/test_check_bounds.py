@@ -229,3 +229,23 @@ def test_a_long_note_is_echoed_in_60_characters(derivation):
     v = one(derivation, f"<sup>a</sup> u_1[1]: from the printed inputs, {sum_} = 31.0")
     assert v.status == "wrong" and v.message.endswith(" = 31.0 does not hold"), v.message
     assert not _echoes_more_than_60(v.message, sum_), v.message
+
+
+def test_a_tables_keys_are_read_once_per_table(derivation, monkeypatch):
+    """A table keyed by the prompt's tokens out of order reads its key column once, not once
+    per cell (tablenames.token_position read every row's key for each cell it placed: 200
+    rows of mu and sigma asked for a piece 242,400 times). Each row is `␣cat`, position 2:
+    x_2 = E[␣cat] + P_2 = [1, -0.5, 0, -0.5] + [0.5, 0, -0.5, 0] = [1.5, -0.5, -0.5, -0.5]
+    (the seed page, step 3), whose mean is 0 and whose sigma is sqrt(3/4 + 1e-5) = 0.866."""
+    import derive.tablenames as tablenames
+
+    assert f"{Decimal(0.75 + 1e-5).sqrt():.3f}" == "0.866"
+    rows = 200
+    text = "| token | mu | sigma |\n|---|---|---|\n" + "| `␣cat` | 0.000 | 0.866 |\n" * rows
+    calls = []
+    piece = tablenames._piece
+    monkeypatch.setattr(tablenames, "_piece", lambda text: calls.append(text) or piece(text))
+    found = verdicts(derivation, text)
+    assert [v.status for v in found] == ["correct"] * 2 * rows
+    assert {v.name for v in found} == {"mu_2", "sigma_2"}
+    assert len(calls) <= 20 * rows, len(calls)  # (a few per cell: 2,600; 242,400 when each cell read every key)
