@@ -399,7 +399,12 @@ def _longest_word(text: str) -> int:
 
 def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]:
     """Column widths for a table of at most ``width``: each column its one-line width
-    ``full``, the widest narrowed first, none below ``need`` (its longest word)."""
+    ``full``, the widest narrowed first, none below ``need`` (its longest word). When the
+    columns at their longest words are still wider than the page, the widest of them is
+    narrowed further (at least 1), its longest words folded, every character printed:
+    handed a table wider than the page, Rich would narrow the columns its own way (the
+    row's name narrowed to nothing: 30 places at 40 columns printed the gradient's rows
+    without their tokens)."""
     widths = list(full)
     excess = sum(w + border for w in widths) + 1 - width
     while excess > 0:
@@ -407,6 +412,10 @@ def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]
         if not slack:
             break
         _, i = max((widths[i], i) for _, i in slack)
+        widths[i] -= 1
+        excess -= 1
+    while excess > 0 and max(widths, default=0) > 1:  # (the widest folds: the last of the widest, a data column)
+        _, i = max((w, i) for i, w in enumerate(widths))
         widths[i] -= 1
         excess -= 1
     return widths

@@ -255,3 +255,16 @@ def test_a_column_group_counts_the_data_columns():
         assert [c.strip() for c in header.split("\u2503")[2:-1]] == [f"c_{c}" for c in range(first, last + 1)]
         seen += range(first, last + 1)
     assert seen == [1, 2, 3, 4]
+
+
+def test_a_table_wider_than_the_page_keeps_its_row_names():
+    """At 30 places on a 40-column page the gradient's table (id, token, a vector of four
+    30-place numbers) is wider than the page even at its longest words: the vector's digits
+    fold (all of them printed), the id and the token keep their width. Rich, handed the
+    wider table, had narrowed the id column to nothing and folded the tokens. The prompt's
+    pieces and their ids are the seed's (step 2: the cat climbed the = 0 2 4 5 1)."""
+    text = cli("run", "cat-climbed", "--places", "30", "--width", "40", "--step", "gradient")
+    assert max(map(len, text.splitlines())) <= 40
+    table = text.split("Gradient of L for the rows of the prompt", 1)[1].split("\u2514", 1)[0]
+    for i, piece in zip((0, 2, 4, 5, 1), ("the", "\u2423cat", "\u2423climb", "ed", "\u2423the")):
+        assert re.search(rf"\u2502 {i}\s+\u2502 `{piece}`\s+\u2502", table), (i, piece)
