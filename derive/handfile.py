@@ -1031,8 +1031,10 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     else:
         entry.skip = next((r for r in map(value_limit, values) if r is not None), None)
         undotted = [v for v in values if decimal_places(v) is None]
-        if undotted and exact and entry.skip is None and mathread.is_name(_phase(chain.exprs[0])[0]):
-            entry.exact, values = last, []  # (a name's exact value; arithmetic, 2 \cdot 3 = 6, is judged at 0 places)
+        if undotted and len(values) == 1 and exact and entry.skip is None \
+                and mathread.is_name(_phase(chain.exprs[0])[0]):
+            # (a name's exact value; arithmetic, 2 \cdot 3 = 6, and a vector, [1, 2], are judged at their places)
+            entry.exact, values = last, []
         entry.values = values  # a whole number (1 + 1 = 2, mu_5 = 0) is judged at 0 places
     head = chain.exprs[0]
     head, entry.phase = _phase(head)

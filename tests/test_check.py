@@ -933,3 +933,17 @@ def test_each_formula_of_a_sentence_is_quoted_in_its_message(derivation, exact):
     assert loss == f"L: correct (from the printed inputs: {_cut(reader, 5)}…, which rounds to {R.text(reader)}; " \
         f"the exact value {_cut(L, 5)}… rounds to {R.text(L)})"
     assert inline_loss == f"'L = 0.928': {loss}"
+
+
+def test_a_vector_of_whole_numbers_in_a_sentence_is_counted(derivation):
+    """``$x_5 = [1, 2]$`` in a sentence said "x_5 has 4 components but the line gives one
+    exact value" (the whole vector was read as one exact form): it gives 2, as the same line
+    on its own says; and a vector of the right length with a whole number in it is judged
+    component by component, at each one's places (the seed's x_5 = [−0.5, −0.5, −0.5, 1.5],
+    step 3: 1.5 is 2 at 0 places, half away from zero)."""
+    short, right, alone = check(derivation, "We find $x_5 = [1, 2]$ and $x_5 = [-0.5, -0.5, -0.5, 2]$.\n"
+                                            "x_5 = [1, 2]\n")
+    assert short.status == alone.status == "unreadable"
+    assert short.message.endswith("x_5 has 4 components but the line gives 2") and alone.message.endswith(
+        "x_5 has 4 components but the line gives 2"), (short.message, alone.message)
+    assert right.status == "correct", right.message
