@@ -44,7 +44,7 @@ from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
-from .graph import Value, is_exact
+from .graph import NeedPrecision, Undefined, Value, is_exact
 from .handfile import Entry, decimal_places, parse, read_name
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
@@ -782,8 +782,11 @@ class Checker:
         overrides = {i: written[i] for i in near if i in upstream and i in written
                      and (only is None or Ref("before", i) not in self.origin or self.origin[Ref("before", i)] == only)}
         with ctx.workprec(READER_PREC):
-            value = _forward_with(self.derivation.graph, self.derivation.evaluation().before, overrides, ref.id,
-                                  nodes)
+            try:
+                value = _forward_with(self.derivation.graph, self.derivation.evaluation().before, overrides, ref.id,
+                                      nodes)
+            except (Undefined, NeedPrecision):  # (sigma_5 = 0 written above: from the reader's values, no value)
+                return False
             again = format_value(value, fmt)
         return again is not None and _same(text, again)
 

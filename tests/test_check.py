@@ -947,3 +947,14 @@ def test_a_vector_of_whole_numbers_in_a_sentence_is_counted(derivation):
     assert short.message.endswith("x_5 has 4 components but the line gives 2") and alone.message.endswith(
         "x_5 has 4 components but the line gives 2"), (short.message, alone.message)
     assert right.status == "correct", right.message
+
+
+def test_a_zero_written_for_a_divisor_above_a_line_is_no_crash(derivation):
+    """``sigma_5 = 0`` (the seed's sigma_5 is sqrt(750010)/1000 = 0.866, step 4) above
+    ``p(␣roof) = 0.359`` (0.395, step 10): working out whether the second line inherits the
+    first's error divided by the written 0 and ended derive check with "a bug in derive"
+    (exit 3, the report lost). Both lines are wrong, each on its own."""
+    found = check(derivation, "sigma_5 = 0\np(\u2423roof) = 0.359\n")
+    assert [(v.name, v.status) for v in found] == [("sigma_5", "wrong"), ("p(\u2423roof)", "wrong")], \
+        [(v.status, v.message) for v in found]
+
