@@ -64,9 +64,18 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         return lines + ["  the reader, from the printed inputs: no recalculation (derive writes the reader's "
                         f"calculation for the pass before the step and for the SGD step); printed: {shown}"]
     reading = printer.byhand.reading(ref)
+    if reading is None and ref.phase == "updated" and len(inputs) == 2 and printer.shown(inputs[1]) is None:
+        gradient = derivation.value(inputs[1])
+        if is_exact(gradient) and gradient == 0:  # (a row of E for a token not in the prompt: no table prints it)
+            return lines + [f"  the reader: {label_of(derivation, inputs[1])} is exactly 0 (no table prints it), so "
+                            f"the weight does not move: {printer.shown(inputs[0])}; printed: {shown}"]
+        return lines + [f"  the reader, from the printed inputs: no recalculation ({label_of(derivation, inputs[1])} "
+                        f"is not printed); printed: {shown}"]
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
                         f"printed values, or their digits are not certain); printed: {shown}"]
+    if shown != reading.correct and reading.reader == reading.correct:  # (printed as given: -0.5, not -0.500)
+        reading = dataclasses.replace(reading, reader=shown, correct=shown)
     exact_calc = text(hand([F.Group(printer.byhand._digits_expr(derivation.value(r))) if r.phase == "grad"
                             else printer.byhand._digits_expr(derivation.value(r)) for r in inputs]))
     lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
@@ -133,9 +142,12 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
             return head + f"the exact value {reading.exact_digits} rounds to {reading.correct}."
         return head + f"the exact value {reading.exact_digits} lies {side} the boundary and rounds to {reading.correct}."
     if not reading.differs:
+        if exact is not None and is_exact(exact) and is_exact(reading.value) and exact == reading.value:
+            return (f"why: the inputs the reader takes are exact as printed, so the reader's calculation gives the "
+                    f"exact value itself, {mine}, printed {reading.correct}.")
         span = _interval(printed_fraction(reading.correct), fmt)
-        where = f" between the rounding boundaries {span[0]} and {span[1]}" if span else ""
-        return (f"why: the reader's {mine} and the exact {reading.exact_digits} both lie{where}, so both round to "
+        where = f" lie between the rounding boundaries {span[0]} and {span[1]}, so both" if span else ""
+        return (f"why: the reader's {mine} and the exact {reading.exact_digits} both{where} round to "
                 f"{reading.correct}: the rounding errors of the printed inputs (each off by {_input_error(fmt)}) "
                 "do not cross a rounding boundary here.")
     if unit is not None:

@@ -313,3 +313,27 @@ def test_explain_prints_a_given_weight_as_the_chapter_does():
     lines = explain("x_1[1]")
     assert line(lines, "E_{1,1} =") == f"E_{{1,1}} = -1/2  ~ -0.5  printed: {seed('-0.5')}"
     assert all("0.500" not in x for x in lines if x.strip().startswith(("E_", "P_")))
+
+
+def test_a_weight_whose_derivative_is_zero_does_not_move():
+    """E_{4,1} (the row of ␣dog, id 3: 1, −0.5, −0.5, 0 in the seed's E table) is read by
+    no token of the prompt, so dL/dE_{4,1} is exactly 0 and no table prints it: explain said
+    "no recalculation (the step is undefined from the printed values, or their digits are
+    not certain)", a sentence the numbers do not support. It says the weight does not move."""
+    text = " ".join(explain("E_{4,1} after the step"))
+    assert "dL/dE_{4,1} is exactly 0" in text and "does not move: 1.0" in text and "undefined" not in text
+
+
+def test_exact_inputs_give_the_exact_value_as_the_table_prints_it():
+    """x_5[1] = E_{2,1} + P_{5,1} = −0.5 + 0 (the seed's step 3: x_5 = [−0.5, −0.5, −0.5, 1.5]):
+    both inputs are printed whole, so the reader's sum is exact; explain said "-> −0.500"
+    where the table prints −0.5, and that the printed inputs were "each off by up to 0.0005"."""
+    text = " ".join(explain("x_5[1]"))
+    assert "-> \u22120.5 " in text + " " and "\u22120.500" not in text and "off by" not in text
+
+
+def test_why_under_significant_figures_says_no_boundaries_it_does_not_give():
+    """Under --sig (no fixed places) the sentence had "both lie, so both round to 0.39",
+    its boundaries missing: p(␣roof) = 0.3954... (seed step 10) rounds down to 0.39."""
+    text = " ".join(explain("p(\u2423roof)", "--sig", "2", "--rounding", "down"))
+    assert "both round to 0.39" in text and "both lie," not in text
