@@ -841,12 +841,7 @@ def _cell_text(cell: str) -> str:
 def _unbraced(text: str) -> str:
     """``text`` without the braces that wrap all of it (``{{0.5}}`` -> ``0.5``), in one pass
     (a brace closes the one it matches, so ``{a}{b}`` keeps its braces)."""
-    match, stack = {}, []
-    for k, ch in enumerate(text):
-        if ch == "{":
-            stack.append(k)
-        elif ch == "}" and stack:
-            match[stack.pop()] = k
+    match = mathread.matching_braces(text)
     lo, hi = 0, len(text) - 1
     while lo < hi and text[lo] == "{" and match.get(lo) == hi:
         lo, hi = lo + 1, hi - 1

@@ -642,6 +642,18 @@ _TEX_ARGUMENT = re.compile(r"\s*(\{|\\[A-Za-z]+|[0-9A-Za-z])")
 _THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3}(?!\d))")
 
 
+def matching_braces(text: str) -> dict[int, int]:
+    """The index of the ``}`` that closes each ``{`` of ``text`` (by index; an unclosed one
+    is left out, a ``}`` with no ``{`` ignored), found in one pass."""
+    closing, open_at = {}, []
+    for k, ch in enumerate(text):
+        if ch == "{":
+            open_at.append(k)
+        elif ch == "}" and open_at:
+            closing[open_at.pop()] = k
+    return closing
+
+
 def _frac_arguments(text: str) -> str:
     """``text`` with each argument of ``\\frac`` (``\\dfrac``, ``\\tfrac``) that TeX reads as one
     token put in braces, as the grammar reads it: ``\\frac12`` -> ``\\frac{1}{2}``,
@@ -650,12 +662,7 @@ def _frac_arguments(text: str) -> str:
     the length: the braces are matched once."""
     if "frac" not in text:
         return text
-    closing, open_at = {}, []
-    for k, ch in enumerate(text):
-        if ch == "{":
-            open_at.append(k)
-        elif ch == "}" and open_at:
-            closing[open_at.pop()] = k
+    closing = matching_braces(text)
     inserts: list[tuple[int, str]] = []
     for command in _FRAC_COMMAND.finditer(text):
         k = command.end()

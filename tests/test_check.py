@@ -75,6 +75,14 @@ def check(derivation, text: str):
     return Checker(derivation).check_text(text)
 
 
+def statuses_by_line(verdicts) -> dict[int, list[str]]:
+    """The verdicts' statuses, by line, in order."""
+    by_line: dict[int, list[str]] = {}
+    for v in verdicts:
+        by_line.setdefault(v.line, []).append(v.status)
+    return by_line
+
+
 def line_no(path: Path, start: str, after: int = 0) -> int:
     """The 1-based number of the first line after line ``after`` that starts with ``start``."""
     for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -817,9 +825,7 @@ def test_a_display_inside_a_sentence_and_tfrac_are_judged(derivation):
                               "We get $2 \\cdot 3 = 6$ and \\[1+1=3\\] too.\n"
                               "$\\tfrac{1}{4} = 0.25$ and $\\tfrac{1}{4} = 0.4$\n"
                               "See \\[1\\] in the book.\n")
-    by_line = {}
-    for v in found:
-        by_line.setdefault(v.line, []).append(v.status)
+    by_line = statuses_by_line(found)
     assert by_line == {1: ["wrong"], 2: ["wrong", "correct"], 3: ["correct", "wrong"]}, \
         [(v.line, v.status, v.message) for v in found]
     assert any("2 \\cdot 3 = 6" in v.message and v.line == 1 for v in found)  # 2·3 = 6, not the written 7
@@ -873,9 +879,7 @@ def test_frac_with_one_token_arguments_and_the_thousands_separator_are_read(deri
                               "1{,}000 + 1 = 1001\n"
                               "So $1{,}000 \\cdot 3 = 3{,}001$ here.\n"
                               "1{,}5 = 15\n")
-    by_line = {}
-    for v in found:
-        by_line.setdefault(v.line, []).append(v.status)
+    by_line = statuses_by_line(found)
     assert by_line == {1: ["correct"], 2: ["wrong", "correct", "correct", "correct"], 3: ["correct"],
                        4: ["wrong"], 5: ["unreadable"]}, [(v.line, v.status, v.message) for v in found]
     assert "3000" in found[-2].message and found[-2].written == ["3001"], found[-2]
