@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -95,3 +96,32 @@ def test_roundings_of_the_export_share_one_evaluation(places, monkeypatch):
     assert derive(case).decimals_each(refs, [fmt, VALUE_FORMAT]) == one_by_one
     assert made[0] == start and made == [p for p in before if p >= start]
     assert len(made) == len(before) - (places == 3)
+
+
+def test_no_closed_form_under_a_huge_square_root(tmp_path, monkeypatch):
+    """With layernorm_eps = 1.5e641 (a fuzzed seed case) sigma_t = sqrt(var_t + eps) is the
+    square root of a rational of about 2,100 bits: SymPy factors such integers to build the
+    root (several seconds a quantity, just under each form's budget), and the closed form,
+    a 640-digit number under a root, is nothing a reader uses. Its exact text is the
+    definition, and SymPy's factorint is never asked. The seed's own sigma_5 keeps
+    sqrt(750010)/1000 (step 4: sigma^2 = 0.75 + 1e-5)."""
+    import sympy
+
+    from derive.steps import Ref
+
+    text = Path(load_case("cat-climbed").path).read_text(encoding="utf-8")
+    assert text.count("layernorm_eps = 1e-5 ") == 1
+    path = tmp_path / "eps.toml"
+    path.write_text(text.replace("layernorm_eps = 1e-5 ", "layernorm_eps = 1.5e641 "), encoding="utf-8")
+    d = derive(load_case(str(path)))
+    sigma = next(i for i, n in enumerate(d.graph.nodes) if n.meta.label == "sigma_1")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("factorint asked")
+
+    seed = derive(load_case("cat-climbed"))
+    sigma_5 = next(i for i, n in enumerate(seed.graph.nodes) if n.meta.label == "sigma_5")
+    assert seed.exact_text(Ref("before", sigma_5)) == "sqrt(750010)/1000"
+    monkeypatch.setattr(sympy.ntheory.factor_, "factorint", refuse)
+    exact = d.exact_text(Ref("before", sigma))
+    assert exact.startswith("sqrt(1/4*((x_1[1] - mu_1)**2"), exact[:80]
