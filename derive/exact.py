@@ -35,9 +35,10 @@ FORM_SECONDS = 0.5  # the CPU time SymPy may take to build one closed form (then
 SLOW_FORMS = 4  # after this many forms given up, every quantity is shown by its definition
 KINKS = ("DiracDelta", "sign", "Piecewise", "Derivative", "Subs")  # SymPy classes: no exact derivative
 EXACT_PATH_EXPONENT = 10_000  # an exponential of an argument larger than this is built unevaluated
-SQRT_BITS = 512  # a square root of a rational whose numerator or denominator is longer has no closed form
+SQRT_BITS = 512  # a square root of a rational whose numerator or denominator is longer has no compact closed form
 # (SymPy factors the integers under a square root: seconds for the 2,100 bits of sigma^2 + eps with
-# eps = 1.5e641, just under FORM_SECONDS each time; the bundled cases' are at most 20 bits)
+# eps = 1.5e641, just under FORM_SECONDS each time; the bundled cases' are at most 20 bits). The exact
+# path's forms (EXACT_PATH_SIZE, bounded by its own budgets) still build them: a tiny value's exact 0.
 
 
 def exponent_size(op, size: float) -> float:
@@ -116,7 +117,8 @@ class ExactForms:
                 parts.append(part)
             form, size = None, limit + 1
             if len(parts) == len(node.parents) and len(self._slow) < SLOW_FORMS and node_id not in self._slow \
-                    and not self._sum_over(node, parts, limit) and not _huge_root(node.op, parts):
+                    and not self._sum_over(node, parts, limit) \
+                    and not (limit <= CLOSED_FORM_SIZE and _huge_root(node.op, parts)):
                 steep = self._steep(node_id)
                 try:
                     with budget(FORM_SECONDS) as mine:  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
@@ -403,7 +405,7 @@ def _terms(form: sympy.Expr) -> tuple[fmpq, dict] | None:
 
 def _huge_root(op, parts: list) -> bool:
     """Whether ``op`` is a square root of a rational past :data:`SQRT_BITS` (no compact
-    closed form, and SymPy would factor its integers to build one)."""
+    closed form for a page or the JSON, and SymPy would factor its integers to build one)."""
     if not isinstance(op, Sqrt) or not parts[0].is_Rational:
         return False
     return max(abs(int(parts[0].p)).bit_length(), int(parts[0].q).bit_length()) > SQRT_BITS
