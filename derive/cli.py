@@ -33,6 +33,12 @@ from .steps import HEAD_ROWS, ROW_LIMIT, TAIL_ROWS
 BUG_EXIT = 3  # a bug in derive (exit 2 is bad input, 1 a failed check)
 
 
+def plain_console(**options) -> Console:
+    """A Rich console that prints text as written: no emoji codes (a token or a title
+    ``:smile:`` stays ``:smile:``, not an emoji). Options as :class:`rich.console.Console`'s."""
+    return Console(emoji=False, **options)
+
+
 class GracefulGroup(TyperGroup):
     """derive's command group: no traceback, ever (issue 13, item 3).
 
@@ -138,7 +144,7 @@ def report_bug(exc: BaseException, argv: list[str], case: Optional[str]) -> None
             message = message.replace(str(path), f"{name} (bundled case)")
     except Exception:  # noqa: BLE001
         pass
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    plain_console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(BUG_EXIT)
 
 
@@ -185,7 +191,7 @@ def fail(error: Exception) -> None:
     for name, path in bundled_cases().items():  # a bundled case by its name, not its install path
         message = message.replace(str(path), f"{name} (bundled case)")
     message = escape(message)
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    plain_console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -247,7 +253,7 @@ def progress_bar(label: str):
     if not _stderr_is_terminal():
         yield
         return
-    bar = ProgressBar(label, Console(stderr=True, force_terminal=True))
+    bar = ProgressBar(label, plain_console(stderr=True, force_terminal=True))
     try:
         with reporting(bar):
             yield
@@ -392,7 +398,7 @@ def page_console(width: Optional[int], renderable, **options) -> Console:
     to_file = options.get("file") is not None
     if width is None and (to_file or not sys.stdout.isatty() and not os.environ.get("COLUMNS")):
         width = max(120, natural_width(renderable))
-    return Console(width=width, **options)
+    return plain_console(width=width, **options)
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
@@ -530,7 +536,7 @@ def explain_command(
         lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
     except DeriveError as exc:
         fail(exc)
-    Console().print("\n".join(lines), highlight=False, markup=False)
+    plain_console().print("\n".join(lines), highlight=False, markup=False)
 
 
 @app.command("check")
@@ -562,7 +568,7 @@ def check_command(
             sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
         else:
             from .render_rich import render_verdicts
-            Console().print(render_verdicts(verdicts, file_name(file)))
+            plain_console().print(render_verdicts(verdicts, file_name(file)))
         sys.stdout.flush()
     except OSError as exc:
         fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))
@@ -579,7 +585,7 @@ def fmt_description(fmt: Format) -> str:
 @app.command()
 def cases() -> None:
     """List the bundled cases: their names (for `derive run NAME`) and prompts."""
-    console = Console()
+    console = plain_console()
     for name, path in sorted(bundled_cases().items()):
         try:
             case = load_case(str(path))
@@ -610,7 +616,7 @@ def verify_command(
         results = verify(load_case(case), check)
     except DeriveError as exc:
         fail(exc)
-    console = Console()
+    console = plain_console()
     for result in results:
         verdict = "[yellow]SKIP[/]" if result.skipped else "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"[bold]{result.name}[/]: {verdict}", highlight=False)
@@ -689,7 +695,7 @@ def import_command(
         load_case(str(case_path))  # the case loads as written
     except DeriveError as exc:
         fail(exc)
-    Console().print(f"wrote {case_path} and {weights_path.name}: {imported.architecture}, "
+    plain_console().print(f"wrote {case_path} and {weights_path.name}: {imported.architecture}, "
                     f"{counted(imported.tokens, 'token')}, {imported.values} weights, exact "
                     f"({time.perf_counter() - start:.2f} s); next: derive run {case_path}", highlight=False)
 
@@ -709,7 +715,7 @@ def params_command(
     except DeriveError as exc:
         fail(exc)
     columns = ["piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"]
-    console = Console()  # (a table that never cuts a number: split into column groups on a narrow page)
+    console = plain_console()  # (a table that never cuts a number: split into column groups on a narrow page)
     console.print(WholeTable(f"Where the weights are ({case})", columns, [list(row) for row in rows]))
     console.print("\n".join(notes), highlight=False)
 

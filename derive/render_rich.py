@@ -329,9 +329,9 @@ def _cell(text: str):
 def _as_is(text: str) -> bool:
     """Whether a cell of Rich's table prints ``text`` as it is, its markup escaped
     (:func:`_cell`): one line of characters one cell wide each, which Rich's markup (with
-    its emoji codes) reads back as the same text."""
+    emoji codes off, as derive's consoles print) reads back as the same text."""
     return "\n" not in text and _cells(text) == len(text) \
-        and (not _MARKUP.search(text) or render_markup(escape(text)).plain == text)
+        and (not _MARKUP.search(text) or render_markup(escape(text), emoji=False).plain == text)
 
 
 _MARKUP = re.compile(r"[\[:\\]")  # a character Rich's markup may read: a bracket, an emoji colon, a backslash

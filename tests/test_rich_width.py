@@ -268,3 +268,16 @@ def test_a_table_wider_than_the_page_keeps_its_row_names():
     table = text.split("Gradient of L for the rows of the prompt", 1)[1].split("\u2514", 1)[0]
     for i, piece in zip((0, 2, 4, 5, 1), ("the", "\u2423cat", "\u2423climb", "ed", "\u2423the")):
         assert re.search(rf"\u2502 {i}\s+\u2502 `{piece}`\s+\u2502", table), (i, piece)
+
+
+def test_emoji_codes_are_printed_as_written(tmp_path):
+    """Rich reads ``:smile:`` as an emoji by default: a vocabulary piece or a title written so
+    is printed as written, in the title, the token tables and the logits table."""
+    seed = (ROOT / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    case = tmp_path / "emoji.toml"
+    case.write_text(seed.replace('".", "<eot>"', '":smile:", "<eot>"')
+                    .replace('title = "the cat climbed the"', 'title = "the cat :smile:"'), encoding="utf-8")
+    text = cli("run", str(case), "--width", "200")
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in text
+    assert text.startswith("the cat :smile:  (")
+    assert text.count(":smile:") >= 3  # the title, E's row, the logits table's row
