@@ -5,6 +5,7 @@ replaced only by a complete one even when its text comes in pieces."""
 from __future__ import annotations
 
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -125,3 +126,23 @@ def test_no_closed_form_under_a_huge_square_root(tmp_path, monkeypatch):
     monkeypatch.setattr(sympy.ntheory.factor_, "factorint", refuse)
     exact = d.exact_text(Ref("before", sigma))
     assert exact.startswith("sqrt(1/4*((x_1[1] - mu_1)**2"), exact[:80]
+
+
+def test_a_file_is_whole_when_each_write_takes_only_part_of_its_block(tmp_path, monkeypatch):
+    """os.write may write fewer bytes than it is given: what is left of a block is written
+    next, and the blocks gathered from many chunks come out whole and in order."""
+    import derive.output
+
+    real_write = os.write
+    calls = []
+
+    def short_write(fd, data):
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:1000]))
+
+    monkeypatch.setattr(derive.output.os, "write", short_write)
+    chunks = [f"record {i}: {'x' * (i % 97)}\n" for i in range(30_000)]
+    out = tmp_path / "out.txt"
+    derive.output.write_atomic(str(out), iter(chunks))
+    assert out.read_text() == "".join(chunks)
+    assert len(calls) > 1  # (the whole text, about 1.6 MB, takes more than one write)
