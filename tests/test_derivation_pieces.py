@@ -151,6 +151,30 @@ def test_exact_forms():
     assert forms.rational(r) is None  # sqrt(2) is irrational
 
 
+def _angles() -> list[sympy.Expr]:
+    """Angles as a sinusoid or RoPE builds them (a position times base^(-2i/d)), and others."""
+    import random
+
+    rnd = random.Random(7)
+    R = sympy.Rational
+    angles = [R(0), R(1), R(-1), R(1, 2), R(-7, 3), sympy.sqrt(10) / 10, -sympy.sqrt(10) / 10,
+              sympy.Integer(10) ** R(1, 4), -3 * sympy.Integer(10) ** R(3, 4) / 7, sympy.sqrt(R(2, 3)),
+              R(10 ** 30 + 7, 3), sympy.pi / 6, -sympy.pi, sympy.I, sympy.Symbol("x"), sympy.sqrt(2) + 1]
+    for _ in range(200):
+        c, b, e = R(rnd.randint(-50, 50), rnd.randint(1, 40)), R(rnd.randint(1, 30), rnd.randint(1, 30)), \
+            R(rnd.randint(-5, 5), rnd.randint(1, 6))
+        angles.append(c * b ** e)
+    return angles
+
+
+@pytest.mark.parametrize("op, function", [(Sin(), sympy.sin), (Cos(), sympy.cos)])
+def test_a_sine_form_is_the_one_sympy_evaluates(op, function):
+    """Sin and Cos build their forms without SymPy's evaluation where its result is known
+    (graph._trig): the same expression tree as sympy.sin/cos evaluated, for every angle."""
+    for x in _angles():
+        assert sympy.srepr(op.sympy([x])) == sympy.srepr(function(x)), x
+
+
 def test_a_form_stopped_by_its_budget_is_given_up(monkeypatch):
     """A closed form whose SymPy operation passes FORM_SECONDS is given up (the quantity is
     printed by its definition), for good; the other forms are as before."""
