@@ -34,6 +34,7 @@ from flint import ctx, fmpq
 from . import formula as F
 from .derivation import Derivation
 from .evaluate import MAX_PREC, START_PREC, progress
+from .errors import NotDerived
 from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, Weights, is_exact
 from .kernels import Factor, MatMul
 from .name import Name, after_step, grad_of
@@ -45,6 +46,7 @@ _UNSEEN = object()  # a node not yet in ByHand._taken
 READER_PREC = 256  # bits for the reader's transcendental steps (e^s of a printed s), doubled up to
 # MAX_PREC until every digit the note writes is certified (e^1000 has 435 digits before the point)
 CARRY_MODES = ("exact", "printed")
+PASSES = ("before", "after")  # the forward passes a reader recomputes: before the SGD step and after it
 
 
 @dataclass
@@ -321,21 +323,31 @@ class ByHand:
         whole: the given numbers a table prints as they are (a weight that fits the
             places plus :data:`~derive.rounding.GIVEN_EXTRA_PLACES`, ``-0.5``, ``0.484375``):
             the reader takes them exactly; another given number, as ``printed`` rounds it.
+        phase: the forward pass whose quantities this reader recomputes, ``before`` the SGD
+            step (the default; also the step itself, phase ``updated``) or ``after`` it, where
+            a weight is taken as the SGD step's table prints it after the step. Either reader
+            hands a quantity of the other pass to the other's (:meth:`reading`), made when
+            first asked, so one ByHand reads both passes with the same code.
 
     Raises:
-        ValueError: for an unknown carry mode.
+        ValueError: for an unknown carry mode or pass.
     """
 
     def __init__(self, derivation: Derivation, fmt: Format, printed: dict[Ref, str], carry: str = "exact",
-                 whole=frozenset()):
+                 whole=frozenset(), phase: str = "before", passes: dict[str, ByHand] | None = None):
         if carry not in CARRY_MODES:
             raise ValueError(f"unknown carry mode {carry!r}; expected one of {', '.join(CARRY_MODES)}")
+        if phase not in PASSES:
+            raise ValueError(f"unknown pass {phase!r}; expected one of {', '.join(PASSES)}")
         self.derivation = derivation
         self.graph = derivation.graph
         self.fmt = fmt
         self.printed = printed
         self.carry = carry
         self.whole = whole
+        self.phase = phase
+        self._passes = passes if passes is not None else {}  # the reader of each pass, shared by both
+        self._passes[phase] = self
         self._givens: dict[int, tuple] = {}
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
@@ -351,6 +363,7 @@ class ByHand:
         self._weights: dict[int, Factor] = {}  # a weight's start -> its values as the reader takes them
         self._intervals: dict[str, tuple | None] = {}  # a printed text -> (lo, hi) (see _rounds_as_printed)
         self._plain = _decimal_at_places(fmt)
+        self._page_ids: frozenset[int] | None = None  # the nodes of this pass printed on the page (:meth:`_make_in_order`)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -426,31 +439,76 @@ class ByHand:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
         formula): exactly when a table prints it whole (``-0.5``, ``0.484375``) or no
         table shows it (the 1 of a bias), else as printed (a float32 weight rounded to the
-        places)."""
+        places). In the pass after the step, a weight the step moved is taken as the SGD
+        step's table prints it (``E_{2,1}`` after the step: −0.499), any other as before it.
+
+        Raises:
+            Undefined: a weight after the step that no table prints with digits and whose
+                value is not exact: the reader has no number to take."""
         if node_id not in self._givens:
-            leaf = self.graph.nodes[node_id].leaf
-            exact = Fraction(int(leaf.p), int(leaf.q))
-            text = self.printed.get(Ref("before", node_id))
-            if Ref("before", node_id) not in self.whole and is_number(text) and printed_fraction(text) != exact:
+            ref, value = self._leaf(node_id)
+            exact = Fraction(int(value.p), int(value.q)) if is_exact(value) else None
+            text = self.printed.get(ref) if ref is not None else None
+            if ref not in self.whole and is_number(text) and printed_fraction(text) != exact:
                 q = printed_fraction(text)
                 self._givens[node_id] = fmpq(q.numerator, q.denominator), F.Dec(text.replace("\u2212", "-"))
+            elif exact is None:
+                raise Undefined(f"{self.graph.nodes[node_id].meta.label} after the step is printed with no digits")
             else:
-                self._givens[node_id] = leaf, F.number(exact)
+                self._givens[node_id] = value, F.number(exact)
         return self._givens[node_id]
 
+    def _leaf(self, node_id: int) -> tuple[Ref | None, Value]:
+        """Where the page prints a leaf of this reader's pass (None: nowhere) and the leaf's
+        exact value there: before the step, the weight as given; after it, the weight after
+        the step, whose table (``updated``) prints every weight the step moves; one it does
+        not move is printed where it is given."""
+        leaf = self.graph.nodes[node_id].leaf
+        if self.phase == "before":
+            return Ref("before", node_id), leaf
+        if Ref("updated", node_id) in self.printed:
+            return Ref("updated", node_id), self.derivation.value(Ref("updated", node_id))
+        value = self.derivation.value(Ref("after", node_id))
+        return (Ref("before", node_id) if is_exact(value) and value == leaf else None), value
+
     def _shown(self, node_id: int) -> Fraction | None:
-        """The value a reader sees printed for a node, or None (not on the page, or
-        printed as undecided: then the reader has no digits to use)."""
-        if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
-            text = self.chain()[node_id]
-        else:
-            text = self.printed.get(Ref("before", node_id))
+        """The value a reader sees printed for a node of this reader's pass, or None (not on
+        the page, or printed as undecided: then the reader has no digits to use)."""
+        text = self._shown_text(node_id, strict=False)
         return printed_fraction(text) if is_number(text) else None
 
-    def _shown_text(self, node_id: int) -> str:
-        if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
-            return self.chain()[node_id].replace("\u2212", "-")
-        return self.printed[Ref("before", node_id)].replace("\u2212", "-")
+    def _shown_text(self, node_id: int, strict: bool = True) -> str | None:
+        """The text a reader sees printed for a node (with ``carry="printed"``, the
+        student's chain of the pass before the step), with the ASCII minus; None when
+        it is not on the page (a KeyError with ``strict``)."""
+        if self.carry == "printed" and self.phase == "before" and self.graph.nodes[node_id].meta.symbol:
+            text = self.chain()[node_id]
+        else:
+            ref = Ref(self.phase, node_id)
+            text = self.printed[ref] if strict else self.printed.get(ref)
+        return None if text is None else text.replace("\u2212", "-")
+
+    def _make_in_order(self, node_id: int) -> None:
+        """Make the reader's own values (:meth:`_raw_value`) of everything ``node_id`` reads
+        up to the values printed on the page, in the graph's order, each from parents made
+        before it. The pass before the step prints every named quantity, so a reader's own
+        value reaches back a scratch step or two; the pass after it prints p and L alone, so
+        a reader of p works through the whole pass from the weights after the step, which a
+        chain of calls from p down would follow as deep as the model (100 blocks exceed
+        Python's stack).
+
+        Raises:
+            NeedPrecision, Undefined: as :meth:`_raw_value`, for a value the reader needs."""
+        if (self._prec, node_id) in self._raw:
+            return
+        if self._page_ids is None:
+            self._page_ids = frozenset(r.id for r, text in self.printed.items()
+                                       if r.phase == self.phase and is_number(text))
+        needed = self.graph.ancestors(node_id, stop=self._page_ids) - self._page_ids
+        nodes = self.graph.nodes
+        for i in sorted(needed):
+            if nodes[i].op is not None:
+                self._raw_value(i)
 
     def _raw_value(self, node_id: int) -> Value:
         """The reader's own value of an operation's node, from their inputs
@@ -569,16 +627,23 @@ class ByHand:
     # ------------------------------------------------------------------ readings
     def reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
         """The reader's recomputation of one printed quantity, or None when it has no
-        by-hand form (a weight, a gradient, a pass after the step) or no decided digits;
-        with ``noteworthy``, also None when it would not be worth a note (the reader's
-        digits are the printed ones and no tie): decided from the values alone, before
-        any formula is built (crane: 34,184 readings, a few hundred notes)."""
+        by-hand form (a given weight, a gradient) or no decided digits; with
+        ``noteworthy``, also None when it would not be worth a note (the reader's digits
+        are the printed ones and no tie): decided from the values alone, before any
+        formula is built (crane: 34,184 readings, a few hundred notes).
+
+        A quantity of the forward pass, before the SGD step or after it, is its operation
+        on the printed values of its inputs in that pass (``L after = -ln(0.396)``, from
+        the printed p(␣roof) after the step); a weight after the step (phase ``updated``)
+        is the SGD step from the printed weight and gradient (:meth:`_sgd_reading`)."""
         if ref in self.printed and not is_number(self.printed[ref]):
             return None
+        phase = "before" if ref.phase == "updated" else ref.phase  # (the step reads the weights before it)
+        if phase != self.phase:
+            reader = self._reader_of(phase)
+            return None if reader is None else reader.reading(ref, noteworthy)
         if ref.phase == "updated":
             return self._sgd_reading(ref, noteworthy)
-        if ref.phase != "before":
-            return None
         if self.graph.nodes[ref.id].op is None:
             return None
         self._prec = READER_PREC
@@ -592,6 +657,26 @@ class ByHand:
                     return None  # no certified digits to write
                 self._prec *= 2
 
+    def _reader_of(self, phase: str) -> ByHand | None:
+        """The reader of the pass ``phase`` (this one's sibling, sharing the page and made
+        once), or None for a phase no reader recomputes (a gradient) or a pass after the
+        step that the case does not derive (``conventions.gradients`` asks for none)."""
+        if phase not in PASSES or self.derivation.loss is None:
+            return None
+        if phase not in self._passes:
+            try:
+                self.derivation.value(Ref(phase, self.derivation.loss))
+            except NotDerived:
+                return None
+            ByHand(self.derivation, self.fmt, self.printed, self.carry, self.whole, phase, self._passes)
+        return self._passes[phase]
+
+    def _named(self, meta):
+        """A node's metadata as a Reading names it: its own in the pass before the step,
+        its Name after the step in the pass after it (``L after the step``); a scratch
+        value without a Name keeps its metadata."""
+        return meta if self.phase == "before" or meta.name is None else after_step(meta.name)
+
     def _forward_reading(self, ref: Ref, noteworthy: bool) -> Reading | None:
         """:meth:`reading` of a forward quantity at the reader's precision ``self._prec``.
 
@@ -600,6 +685,8 @@ class ByHand:
             Undefined: the step is undefined from the printed inputs.
         """
         node = self.graph.nodes[ref.id]
+        if self.phase == "after":
+            self._make_in_order(ref.id)
         value = self._raw_value(ref.id)  # (the value first: its formula costs far more)
         if noteworthy and self._rounds_as_printed(ref, value):
             return None  # (most readings: decided without the reader's text)
@@ -615,8 +702,8 @@ class ByHand:
             if all(is_exact(p) for p in products) and n > 1:
                 chain.append(F.Terms(*[self._value_expr(p) for p in products]))
         chain.append(self._value_expr(value))
-        sources = [(meta, e) for _, e, meta in parts if meta is not None]
-        return self._finish(ref, node.meta, sources, F.Chain(*chain), value, rounded=rounded)
+        sources = [(self._named(meta), e) for _, e, meta in parts if meta is not None]
+        return self._finish(ref, self._named(node.meta), sources, F.Chain(*chain), value, rounded=rounded)
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
         """:meth:`reading` of a weight after the step: the printed weight minus the

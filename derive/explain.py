@@ -30,7 +30,8 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     it, ``-0.5``: :meth:`derive.cells.Printer.shown`).
 
     Sources: the reader's calculation is :meth:`derive.byhand.ByHand.reading` (the forward
-    pass before the step, and the SGD step theta - eta dL/dtheta, its inputs as printed);
+    pass before the step and after it, and the SGD step theta - eta dL/dtheta, its inputs
+    as printed);
     the exact one evaluates the same operation on the exact values of the inputs."""
     node = derivation.graph.nodes[ref.id]
     meta = node.meta
@@ -60,9 +61,6 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         label, exact = label_of(derivation, r), derivation.exact_text(r)  # (a derivative's exact text is its name)
         lines.append(f"    {label}{'' if exact == label else ' = ' + exact}  ~ "
                      f"{printer.byhand._digits(derivation.value(r))}  printed: {printer.shown(r) or 'not printed'}")
-    if ref.phase == "after":
-        return lines + ["  the reader, from the printed inputs: no recalculation (derive writes the reader's "
-                        f"calculation for the pass before the step and for the SGD step); printed: {shown}"]
     reading = printer.byhand.reading(ref)
     if reading is None and ref.phase == "updated" and len(inputs) == 2 and printer.shown(inputs[1]) is None:
         gradient = derivation.value(inputs[1])

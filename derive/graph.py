@@ -12,7 +12,7 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from dataclasses import fields as data_fields
 from fractions import Fraction
@@ -1061,10 +1061,12 @@ class Graph:
         """Ids of the trainable leaves that are no weight's entries (given logits), in order."""
         return list(self._loose)
 
-    def ancestors(self, node: int) -> set[int]:
+    def ancestors(self, node: int, stop: Set[int] = frozenset()) -> set[int]:
         """Ids of ``node`` and of every node it depends on. A weight outside this set has
         derivative exactly 0 with respect to ``node`` (no path reaches it): the only leaves
-        reverse mode can move."""
+        reverse mode can move. With ``stop``, the nodes it names are in the set but what
+        they depend on is not (unless another path reaches it): a reader who takes those
+        values from the page (:class:`derive.byhand.ByHand`) needs nothing behind them."""
         seen, todo, shared = {node}, [node], set()
         while todo:
             fresh = set()
@@ -1074,7 +1076,7 @@ class Graph:
                 else:
                     fresh |= set(part) - seen  # one set operation per part, not per parent
             seen |= fresh
-            todo += fresh
+            todo += fresh - stop if stop else fresh
         return seen
 
     def read_whole(self) -> set[int]:

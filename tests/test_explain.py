@@ -291,7 +291,8 @@ def test_explain_the_loss_after_the_step():
         lines = explain(written)
         assert lines[0].strip() == "L after the step"
         assert line(lines, "definition:") == "definition: L after the step = -ln(p(␣roof) after the step)"
-        assert line(lines, "the reader").endswith("printed: 0.927")
+        assert line(lines, "the reader, from the printed inputs: -ln(0.396) =").endswith("-> 0.926")
+        assert line(lines, "exact: -(").endswith("-> 0.927")
 
 
 def test_explain_a_weight_after_the_step():
