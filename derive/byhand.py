@@ -567,33 +567,44 @@ class ByHand:
         return self._weights[weights.start]
 
     def _value_expr(self, v: Value) -> F.Node:
-        """A reader's result as a formula's number (see :meth:`_value_text`); an exact one
+        """A reader's result as a formula's number (see :meth:`value_text`); an exact one
         made once per page (crane's notes write 80,000 products, 35,000 of them distinct)."""
         if not is_exact(v):
-            return printed(self._value_text(v))
+            return printed(self.value_text(v))
         key = (int(v.p), int(v.q))  # (an fmpq's own hash costs several times more)
         known = self._exprs.get(key)
         if known is None:
-            known = self._exprs[key] = printed(self._value_text(v))
+            known = self._exprs[key] = printed(self.value_text(v))
         return known
 
-    def _digits_expr(self, v: Value) -> F.Node:
-        """The value's digits as a formula's number (see :meth:`_digits`)."""
-        return printed(self._digits(v))
+    def digits_expr(self, v: Value) -> F.Node:
+        """The value's digits as a formula's number (:meth:`digits`, as
+        :func:`printed` writes it: ``2.49067…``, cut short), for a calculation written
+        out with the exact inputs (``derive explain``).
 
-    def _value_text(self, v: Value) -> str:
+        Raises:
+            NeedPrecision: as :meth:`digits`."""
+        return printed(self.digits(v))
+
+    def value_text(self, v: Value) -> str:
         """A reader's result as they write it: a terminating decimal exactly (``2.4905``),
-        anything else (``11027/17735``, a ball) as its digits (``0.62176…``)."""
+        anything else (``11027/17735``, a ball) as its digits (``0.62176…``, :meth:`digits`).
+
+        Raises:
+            NeedPrecision: as :meth:`digits`."""
         if is_exact(v):
             text = _ratio_text(int(v.p), int(v.q))
             if "/" not in text:
                 return text
-        return self._digits(v)
+        return self.digits(v)
 
-    def _digits(self, v: Value, nearest: bool = True) -> str:
-        """The value with two more places than printed, cut (not rounded), and an ellipsis;
-        every digit certified by the ball. With ``nearest``, a ball the cut cannot decide
-        gives the nearest value at those places instead (a ball on a boundary of the cut).
+    def digits(self, v: Value, nearest: bool = True) -> str:
+        """The value ``v`` (an exact fmpq or a certified arb ball) with two more places (or
+        significant figures) than the run's format prints, cut (not rounded), and an
+        ellipsis: z_roof's 2.49067… at 3 places; every digit certified by the ball; a value
+        that ends within those places exactly, as it is (``-0.4989``). With ``nearest``, a
+        ball the cut cannot decide gives the nearest value at those places instead (a ball
+        on a boundary of the cut).
 
         Raises:
             NeedPrecision: the ball decides neither the cut nor (with ``nearest``) the nearest
@@ -611,14 +622,14 @@ class ByHand:
             return exact_text(Fraction(int(v.p), int(v.q)))
         return text + "\u2026"
 
-    def _exact_digits(self, ref: Ref) -> str | None:
-        """:meth:`_digits` of the exact value, evaluated at a higher precision until every
-        digit is certified; None when none up to MAX_PREC does."""
+    def exact_digits(self, ref: Ref) -> str | None:
+        """:meth:`digits` of the exact value of ``ref`` (any phase), evaluated at a higher
+        precision until every digit is certified; None when none up to MAX_PREC does."""
         prec = START_PREC
         while True:
             try:  # (the nearest value for a ball on a cut only when no higher precision is left:
                 # -2 + 1e-299 is -1.99999…, not -2.00000…)
-                return self._digits(self.derivation.value(ref, prec), nearest=prec >= MAX_PREC)
+                return self.digits(self.derivation.value(ref, prec), nearest=prec >= MAX_PREC)
             except NeedPrecision:
                 if prec >= MAX_PREC:
                     return None
@@ -706,22 +717,26 @@ class ByHand:
         return self._finish(ref, self._named(node.meta), sources, F.Chain(*chain), value, rounded=rounded)
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
-        """:meth:`reading` of a weight after the step: the printed weight minus the
-        learning rate times the printed gradient (with ``noteworthy``, None when the
-        reader's digits are the printed ones and no tie, before the formula is built)."""
-        grad_text = self.printed.get(Ref("grad", ref.id))
-        if not is_number(grad_text):
+        """:meth:`reading` of a weight after the step, theta - eta dL/dtheta from the
+        printed weight and its printed gradient (:meth:`_gradient`: a gradient no table
+        prints that is exactly 0 is 0, so the weight does not move); the weight itself when
+        the step does not move it (``1 (derivative 0)``, ``(not trained)``). None when the
+        reader has no gradient to take; with ``noteworthy``, also when the reader's digits
+        are the printed ones and no tie, decided before the formula is built."""
+        g = self._gradient(ref.id)
+        if g is None:
             return None
         node = self.graph.nodes[ref.id]
         eta = self.derivation.case.conventions.learning_rate
         given = self._given(ref.id)[0]  # the weight as printed
         before = Fraction(int(given.p), int(given.q))
-        g = printed_fraction(grad_text)
-        moved = self.derivation.value(ref) != node.leaf if is_exact(self.derivation.value(ref)) else True
+        exact = self.derivation.value(ref)
+        moved = not (is_exact(exact) and exact == node.leaf)
         value = before - eta * g if moved else before
-        if noteworthy and self._rounds_as_printed(ref, fmpq(value.numerator, value.denominator)):
+        reader = fmpq(value.numerator, value.denominator)
+        if noteworthy and self._rounds_as_printed(ref, reader):
             return None
-        rounded = self._rounded(ref, fmpq(value.numerator, value.denominator)) if noteworthy else None
+        rounded = self._rounded(ref, reader) if noteworthy else None
         if rounded is not None and not rounded[3]:
             return None
         step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
@@ -729,7 +744,23 @@ class ByHand:
         trained = self.derivation.case.conventions.trained
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
-                            formula, fmpq(value.numerator, value.denominator), "" if moved else still, rounded)
+                            formula, reader, "" if moved else still, rounded)
+
+    def _gradient(self, leaf: int) -> Fraction | None:
+        """dL/dtheta of the weight ``leaf`` as the reader takes it: as printed; 0 when no
+        table prints it and it is exactly 0 (a row of E that no token of the prompt reads:
+        the gradient step leaves it out, and its sentence says its derivative is 0); None
+        when it is printed without digits (undecided), not printed and not exactly 0, or
+        not derived (``conventions.gradients``)."""
+        ref = Ref("grad", leaf)
+        text = self.printed.get(ref)
+        if text is not None:
+            return printed_fraction(text) if is_number(text) else None
+        try:
+            exact = self.derivation.value(ref)
+        except NotDerived:
+            return None
+        return Fraction(0) if is_exact(exact) and exact == 0 else None
 
     def _rounds_as_printed(self, ref: Ref, value: Value) -> bool:
         """Whether the reader's value lies strictly inside the interval of the numbers that
@@ -782,7 +813,7 @@ class ByHand:
             NeedPrecision: the reader's value does not decide its rounding at ``self._prec``.
         """
         reader, correct, tie, _ = rounded or self._rounded(ref, value)
-        exact_digits = self._exact_digits(ref)
+        exact_digits = self.exact_digits(ref)
         if exact_digits is None or not is_number(correct):
             return None
         return Reading(ref, quantity, sources, formula, reader, correct, exact_digits, tie, value, remark)

@@ -403,7 +403,7 @@ class Checker:
         shown = mathread.show(entry.exact)
         if _same_value(value, written, 30):
             return Verdict(entry.line, entry.source, "correct", f"{label}: correct: {shown}", label, [shown])
-        exact = self.printer(3).byhand._exact_digits(refs[0]) or UNDECIDED_DIGITS
+        exact = self.printer(3).byhand.exact_digits(refs[0]) or UNDECIDED_DIGITS
         return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {shown} is {_show(written)}, "
                        f"the exact value is {exact}", label, [shown], None, [exact])
 
@@ -631,7 +631,7 @@ class Checker:
         expected = printer.text[ref].replace("\u2212", "-") if ref in printer.text else \
             self.derivation.decimal(ref, Format(places=places, mode=self.mode))
         if ref not in self._exact:
-            self._exact[ref] = printer.byhand._exact_digits(ref) or UNDECIDED_DIGITS
+            self._exact[ref] = printer.byhand.exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
         label = label_of(self.derivation, ref)
         reading = self.reading(ref, places)
@@ -831,7 +831,7 @@ class Checker:
             for ref in quantities:
                 correct = self.printer(places).text[ref].replace("\u2212", "-")
                 if tie or not _same(text, correct):
-                    exact = self.printer(places).byhand._exact_digits(ref) or UNDECIDED_DIGITS
+                    exact = self.printer(places).byhand.exact_digits(ref) or UNDECIDED_DIGITS
                     message += (f"; this is {self._name(ref)} from the printed inputs, whose exact value {exact} "
                                 f"rounds to {correct}")
             return Verdict(entry.line, entry.source, "correct", message, entry.expr, [text], [expected], [shown])

@@ -44,7 +44,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         exact = derivation.exact_text(ref)
         return lines + [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
             ([f"  exact: {exact}"] if exact != lines[0] else []) + \
-            [f"  value: {printer.byhand._digits(derivation.value(ref))}  printed: {shown}",
+            [f"  value: {printer.byhand.digits(derivation.value(ref))}  printed: {shown}",
              "  the reader, from the printed inputs: no recalculation (derive writes no by-hand form of a derivative)"]
     if node.op is None and ref.phase != "updated":
         return lines + [f"  a given value: {derivation.exact_text(ref)}  printed: {shown}"]
@@ -60,22 +60,22 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
             continue
         label, exact = label_of(derivation, r), derivation.exact_text(r)  # (a derivative's exact text is its name)
         lines.append(f"    {label}{'' if exact == label else ' = ' + exact}  ~ "
-                     f"{printer.byhand._digits(derivation.value(r))}  printed: {printer.shown(r) or 'not printed'}")
+                     f"{printer.byhand.digits(derivation.value(r))}  printed: {printer.shown(r) or 'not printed'}")
     reading = printer.byhand.reading(ref)
-    if reading is None and ref.phase == "updated" and len(inputs) == 2 and printer.shown(inputs[1]) is None:
-        gradient = derivation.value(inputs[1])
-        if is_exact(gradient) and gradient == 0:  # (a row of E for a token not in the prompt: no table prints it)
-            return lines + [f"  the reader: {label_of(derivation, inputs[1])} is exactly 0 (no table prints it), so "
-                            f"the weight does not move: {printer.shown(inputs[0])}; printed: {shown}"]
-        return lines + [f"  the reader, from the printed inputs: no recalculation ({label_of(derivation, inputs[1])} "
-                        f"is not printed); printed: {shown}"]
+    if ref.phase == "updated" and len(inputs) == 2 and printer.shown(inputs[1]) is None:  # a derivative not printed
+        if reading is None:
+            return lines + [f"  the reader, from the printed inputs: no recalculation ({label_of(derivation, inputs[1])} "
+                            f"is not printed); printed: {shown}"]
+        # (the reader takes an unprinted derivative only when it is exactly 0: ByHand._gradient)
+        return lines + [f"  the reader: {label_of(derivation, inputs[1])} is exactly 0 (no table prints it), so "
+                        f"the weight does not move: {printer.shown(inputs[0])}; printed: {shown}"]
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
                         f"printed values, or their digits are not certain); printed: {shown}"]
     if shown != reading.correct and reading.reader == reading.correct:  # (printed as given: -0.5, not -0.500)
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
-    exact_calc = text(hand([F.Group(printer.byhand._digits_expr(derivation.value(r))) if r.phase == "grad"
-                            else printer.byhand._digits_expr(derivation.value(r)) for r in inputs]))
+    exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"
+                            else printer.byhand.digits_expr(derivation.value(r)) for r in inputs]))
     lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
     lines.append("  " + why(reading, printer, derivation.value(ref)))
@@ -124,7 +124,7 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
     ball; None: no claim about which side of a boundary it lies on)."""
     fmt = printer.fmt
     unit = Fraction(1, 10 ** fmt.places) if fmt.places is not None else None
-    mine = printer.byhand._value_text(reading.value) if reading.value is not None else reading.reader
+    mine = printer.byhand.value_text(reading.value) if reading.value is not None else reading.reader
     if reading.tie:
         q = Fraction(int(reading.value.p), int(reading.value.q))
         under = {mode: (format_fraction(q, dataclasses.replace(fmt, mode=mode, minus="-")) or "?")

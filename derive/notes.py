@@ -48,7 +48,7 @@ from .printing import excerpt
 from .rounding import Format, format_value
 
 WORDS_BEFORE_A_ROUNDING = ("rounds to", "gives", "round to")
-CUT_PLACES = 2  # a note's cut digits carry two places more than its values (byhand._digits): at
+CUT_PLACES = 2  # a note's cut digits carry two places more than its values (byhand.ByHand.digits): at
 # MAX_PLACES places, 2.777425995… has MAX_PLACES + 2
 
 

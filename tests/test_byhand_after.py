@@ -17,8 +17,10 @@ that computation. derive's output is only ever the thing under test.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 from fractions import Fraction as F
@@ -27,6 +29,8 @@ from pathlib import Path
 import mpmath
 import pytest
 
+import derive.explain as explain_module
+from derive import formula
 from derive.case import load_case
 from derive.cells import Printer
 from derive.derivation import derive
@@ -198,3 +202,46 @@ def test_a_deep_model_after_the_step_is_read_without_recursion(tmp_path):
     p = next(r for r in printer.text if r.phase == "after" and d.meta(r).symbol == "p")
     reading = printer.byhand.reading(p)
     assert reading is not None and reading.name.fields.after
+
+
+# ----------------------------------------------------------------------------- a weight the step does not move
+def test_an_unprinted_zero_gradient_is_read_as_zero(derivation):
+    """E_{4,1} (the row of ␣dog, id 3: 1, −0.5, −0.5, 0 in the seed's E) is read by no token
+    of the prompt (ids 0, 2, 4, 5, 1) and W_U is untied, so dL/dE_{4,·} is exactly 0 and no
+    table prints it. The reader's SGD step takes that 0 (ByHand._sgd_reading; derive explain
+    held this case on its own): the weight itself, not moved. A printed gradient is unchanged."""
+    assert 3 not in R.IDS and R.E[3] == [1, F(-1, 2), F(-1, 2), 0]
+    byhand = Printer(derivation, Format(places=3)).byhand
+    for c in range(4):
+        leaf = node_of(derivation, f"E_{{4,{c + 1}}}")
+        assert Ref("grad", leaf) not in byhand.printed
+        reading = byhand.reading(Ref("updated", leaf))
+        assert reading is not None, c
+        assert F(int(reading.value.p), int(reading.value.q)) == R.E[3][c]
+        assert reading.remark == " (derivative 0)" and not reading.noteworthy
+        (name, gradient), = reading.inputs
+        assert name.fields.grad and gradient == formula.number(F(0))
+    moved = byhand.reading(Ref("updated", node_of(derivation, "E_{2,1}")))
+    assert moved.calculation == "-0.5 - 0.1·(-0.011) = -0.4989"
+
+
+@pytest.mark.parametrize("name, weight", [("E_{4,1} after the step", "1.0"), ("E_{4,3} after the step", "−0.5")])
+def test_explain_a_weight_that_does_not_move_says_so(name, weight):
+    """The sentence derive explain writes for it is the one it wrote before the reading moved
+    into ByHand (the test of test_explain.py, for two entries of the row)."""
+    out = run_cli("explain", "cat-climbed", name)
+    assert out.returncode == 0, out.stderr
+    grad = "dL/d" + name.split(" after")[0]
+    assert f"the reader: {grad} is exactly 0 (no table prints it), so the weight does not move: {weight}; " \
+        "printed: not printed" in out.stdout
+
+
+def test_explain_reads_byhand_through_its_public_methods(derivation, after):
+    """derive explain wrote digits through ByHand's private _digits/_digits_expr/_value_text;
+    they are public (digits, digits_expr, value_text) and give z_␣roof's 2.49067… at 3 places
+    (the seed's tie: the exact value just above 2.4905)."""
+    assert not re.search(r"byhand\._", inspect.getsource(explain_module))
+    byhand = Printer(derivation, Format(places=3)).byhand
+    z = derivation.value(Ref("before", node_of(derivation, "z_␣roof")))
+    assert byhand.digits(z) == byhand.value_text(z) == cut(R.forward()["z"]["␣roof"]) == "2.49067…"
+    assert byhand.digits_expr(z) == formula.Dec("2.49067", cut=True)
