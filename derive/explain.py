@@ -50,8 +50,10 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         return lines + [f"  a given value: {derivation.exact_text(ref)}  printed: {shown}"]
     inputs, hand = _operation(derivation, ref)
     kept = " (not trained: conventions.trained)" if ref.phase == "updated" and len(inputs) == 1 else ""
-    lines.append(f"  definition: {label_of(derivation, ref)} = {text(hand([written(derivation, r) for r in inputs]))}"
-                 + kept)
+    label, formula = label_of(derivation, ref), text(hand([written(derivation, r) for r in inputs]))
+    if formula == label:  # (a name that is its own formula: e^z_␣roof = exp(z_␣roof), not e^z_␣roof again)
+        formula = derivation.forms.definition_text(ref.id)
+    lines.append(f"  definition: {label} = {formula}{kept}")
     lines.append(f"  exact: {derivation.exact_text(ref)}")
     lines.append("  inputs (exact / printed):")
     for r in inputs:

@@ -338,3 +338,12 @@ def test_why_under_significant_figures_says_no_boundaries_it_does_not_give():
     its boundaries missing: p(␣roof) = 0.3954... (seed step 10) rounds down to 0.39."""
     text = " ".join(explain("p(\u2423roof)", "--sig", "2", "--rounding", "down"))
     assert "both round to 0.39" in text and "both lie," not in text
+
+
+@pytest.mark.parametrize("name, definition", [("e^z_roof", "e^z_\u2423roof = exp(z_\u2423roof)"),
+                                              ("e^{s_{5,3}}", "e^s_{5,3} = exp(s_{5,3})")])
+def test_a_name_that_is_its_own_formula_is_defined_by_its_operation(name, definition):
+    """The seed's e^z (step 10) and e^s (step 6) are named by their formula: explain's
+    definition read "e^z_␣roof = e^z_␣roof", which says nothing; it writes the operation."""
+    text = explain(name, "--head", "1") if name.startswith("e^{s") else explain(name)
+    assert f"  definition: {definition}" in text
