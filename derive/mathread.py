@@ -11,7 +11,8 @@
 - :class:`Sym`: a name: a base (``u``, ``mu``, ``attn``, ``GELU``), primes, and its
   scripts in the order written (``_5``, ``^{(1)}``, ``[1]``, ``^{f}``, ``_\\texttt{␣roof}``);
 - :class:`Piece`: a vocabulary piece (``␣roof``);
-- :class:`Call`, :class:`Bin`, :class:`Neg`, :class:`Vec`, :class:`Deriv`, :class:`Frac`.
+- :class:`Call`, :class:`Bin`, :class:`Neg`, :class:`Vec`, :class:`Deriv` (a derivative of the
+  loss, ``dL/dE_i``, ``\\frac{\\partial L}{\\partial E_{i}}``: :func:`_division`).
 
 :func:`label` writes a name in the plain notation :func:`derive.names.find` reads
 (``mu'_5``, ``sigma^f_5``, ``o_3^(1)[1]``, ``e^s_{5,3}``, ``p(␣roof)``, ``q_5.k_1``).
@@ -85,7 +86,7 @@ chain: expr (REL expr)*
     | FUNC fscript* bare_nv -> func
     | SQRT bare_nv         -> sqrt
     | FRAC brace brace     -> frac
-    | PARTIAL bare_nv SLASH PARTIAL bare_nv -> partial
+    | PARTIAL bare_nv      -> differential
 ?atom: NUMBER              -> number
     | WORD                 -> word
     | TILDED               -> tilded
@@ -220,6 +221,14 @@ class Deriv:
 
 
 @dataclass(frozen=True)
+class Differential:
+    """``∂X`` (``\\partial X``): the top or the bottom of a derivative, read only as one
+    (``∂L/∂X``, ``\\frac{\\partial L}{\\partial X}``); left alone it is not math."""
+
+    of: object
+
+
+@dataclass(frozen=True)
 class Other:
     """Something the grammar reads but derive cannot evaluate (``\\sum``, ``…``)."""
 
@@ -281,10 +290,10 @@ class _Build(Transformer):
         return Call("sqrt", (_unwrap(c[1]),))
 
     def frac(self, c):
-        return Bin("/", _unwrap(c[1]), _unwrap(c[2]))
+        return _division(_unwrap(c[1]), _unwrap(c[2]), braced=True)
 
-    def partial(self, c):
-        return Deriv(c[1], c[4])
+    def differential(self, c):
+        return Differential(c[1])
 
     def postfix(self, c):
         out, power = c[0], False
@@ -396,16 +405,34 @@ def _unwrap(node):
     return node
 
 
-def _division(a, b):
-    """``dL / dE_i`` (plain) is a derivative, also after a factor (``0.1·dL/dE_i``);
+def _division(a, b, braced: bool = False):
+    """``a / b``, or ``\\frac{a}{b}`` (``braced``): a derivative when both sides are
+    differentials (``∂L/∂E_i``, ``dL/dE_i``, ``\\frac{\\partial L}{\\partial E_i}``,
+    ``\\frac{dL}{dE_i}``; :func:`_differential`), also after a factor (``0.1·dL/dE_i``);
     anything else a quotient."""
-    if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(_division(a.b, b), Deriv):
-        return Bin(a.op, a.a, _division(a.b, b))
-    if isinstance(a, Sym) and isinstance(b, Sym) and len(a.base) >= 2 and len(b.base) >= 2 and \
-            a.base[0] == "d" == b.base[0] and a.base[1].isupper() and (b.base[1].isupper() or a.base == "dL"):
-        # dL/dE_i, dL/dW_Q; of the loss L also a lower-case quantity: dL/dz
-        return Deriv(Sym(a.base[1:], a.primes, a.scripts), Sym(b.base[1:], b.primes, b.scripts))
+    if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(_division(a.b, b, braced), Deriv):
+        return Bin(a.op, a.a, _division(a.b, b, braced))
+    top = _differential(a, braced)
+    bottom = _differential(b, braced, lower=top == Sym("L"))
+    if top is not None and bottom is not None:
+        return Deriv(top, bottom)
     return Bin("/", a, b)
+
+
+def _differential(node, braced: bool, lower: bool = False):
+    """What ``node`` is the differential of, as the top or bottom of a derivative, or
+    None: ``∂X`` (any name X); ``dX`` written as one word, X an upper-case name (``dL``,
+    ``dE_i``, ``dW_Q``) or with ``lower`` (under ``dL``) a lower-case one (``dL/dz``); in
+    ``\\frac``'s braces also ``d X`` and ``\\mathrm{d} X``, the braces closing what the
+    ``d`` applies to."""
+    if isinstance(node, Differential):
+        return node.of
+    if isinstance(node, Sym) and len(node.base) >= 2 and node.base[0] == "d" and \
+            (node.base[1].isupper() or lower and node.base[1].isalpha()):
+        return Sym(node.base[1:], node.primes, node.scripts)
+    if braced and isinstance(node, Bin) and node.op == "jux" and node.a == Sym("d") and isinstance(node.b, Sym):
+        return node.b
+    return None
 
 
 def _juxtaposed(a, b):
@@ -710,7 +737,23 @@ def _formula(text: str) -> Chain:
     except RecursionError:  # (150 nested brackets, a sum of 500 terms: the grammar's tree walk)
         raise TooDeep(f"cannot read {quoted(text.strip())}: it nests too deeply (brackets, signs or terms) "
                       "for derive to read") from None
+    if ("\\partial" in source or "\u2202" in source) and _lone_differential(out):
+        raise DeriveError(f"cannot read {quoted(text.strip())}: a \u2202 stands outside a derivative "
+                          "(expected \u2202L/\u2202X or \\frac{\\partial L}{\\partial X})")
     return out if isinstance(out, Chain) else Chain((out,), ())
+
+
+def _lone_differential(node) -> bool:
+    """Whether a :class:`Differential` (``∂X``) stands anywhere in ``node`` but as a side of
+    a derivative (walked without recursion: a formula may nest deeply)."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Differential):
+            return True
+        if not isinstance(node, Deriv):
+            todo += _children(node)
+    return False
 
 
 # the tokens of :func:`_arithmetic`: a plain number (its digits cut when a … follows), a product
@@ -828,9 +871,12 @@ def _arithmetic(text: str) -> Chain | None:
 
 # ----------------------------------------------------------------------------- names
 def is_name(node) -> bool:
-    """True for a name (``u_5``, ``p(␣roof)``, ``q_5 · k_1``, ``∂L/∂E_i``, ``L before``)."""
-    if isinstance(node, (Sym, Deriv)):
+    """True for a name (``u_5``, ``p(␣roof)``, ``q_5 · k_1``, ``∂L/∂E_i``, ``L before``); a
+    derivative is a name when it is the loss's (derive computes no other: ``∂z/∂E_i`` is not)."""
+    if isinstance(node, Sym):
         return True
+    if isinstance(node, Deriv):
+        return node.num == Sym("L")
     if isinstance(node, Call):
         return node.name not in FUNCTIONS and len(node.args) == 1 and isinstance(node.args[0], Piece)
     if isinstance(node, Bin) and node.op in (".", "*", "jux"):
@@ -900,7 +946,7 @@ def label(node) -> str:
         return f"{node.name}({node.args[0].text})"
     if isinstance(node, Bin) and (joined := _joined(node)) is not None:
         return joined
-    if isinstance(node, Deriv):
+    if isinstance(node, Deriv) and is_name(node):
         return f"dL/d{label(node.den)}"
     if _exp_name(node):
         return "e^" + label(node.b)
@@ -939,8 +985,10 @@ def show(node) -> str:
         return node.text + ("\u2026" if node.cut else "")
     if isinstance(node, Piece):
         return node.text
-    if isinstance(node, (Sym, Deriv)):
+    if isinstance(node, Sym) or isinstance(node, Deriv) and is_name(node):
         return label(node)
+    if isinstance(node, Deriv):
+        return f"d{show(node.num)}/d{show(node.den)}"
     if isinstance(node, Call) and node.name == "factorial":
         return _operand(node.args[0], ATOM) + "!"
     if isinstance(node, Call):
@@ -1032,6 +1080,8 @@ def _children(node) -> tuple:
         return (node.a, node.b)
     if isinstance(node, Neg):
         return (node.a,)
+    if isinstance(node, (Deriv, Differential)):
+        return (node.num, node.den) if isinstance(node, Deriv) else (node.of,)
     return ()
 
 
