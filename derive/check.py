@@ -363,6 +363,42 @@ class Checker:
                        "the columns RoPE turns")],  # rules/rope.py
                 "d_mlp": [(width, "")], "d_ff": [(width, "the MLP width d_mlp")]}
 
+    def setting(self, text: str) -> tuple[str, list[tuple[Fraction, str]]] | None:
+        """A name written alone (what ``derive explain`` is asked about) that is one of the
+        case's settings or sizes, as :meth:`definition` judges it in a file: (the name, [(its
+        value, what it is, or "")]); eps is each norm's, its convention field said
+        (``conventions.layernorm_eps``); a size (:data:`SIZES`) only when no quantity has the
+        name. None for any other name, or a size the case does not have."""
+        name, phase = read_name(text)
+        if phase != "before" or name not in SETTINGS + SIZES:
+            return None
+        if name in SIZES:
+            try:
+                self.lookup(name)
+                return None
+            except DeriveError:
+                pass
+        if name == "eps":
+            meanings = sorted({(Fraction(value), f"conventions.{field}") for field, value in self.norms_eps()})
+        else:
+            meanings = [(Fraction(value), meaning) for value, meaning in self.settings("").get(name, [])
+                        if value is not None]
+        return (name, meanings) if meanings else None
+
+    def norms_eps(self) -> list[tuple[str, object]]:
+        """(the convention field, its value) of the eps of each norm the case computes, in
+        the order of the graph."""
+        return [self._norm_eps(slot) for slot in dict.fromkeys(
+            (n.meta.block, n.meta.norm) for n in self.derivation.graph.nodes if n.meta.norm)]
+
+    def _norm_eps(self, slot: tuple[int | None, str]) -> tuple[str, object]:
+        """(the convention field, its value) of the eps of the norm at ``slot`` (block, norm)."""
+        block, norm = slot
+        case = self.derivation.case
+        op = case.final_norm if norm == "final" else case.blocks[block - 1].norms[norm]
+        field = registry.get(op).undefined[0]
+        return field, getattr(case.conventions, field)
+
     def eps(self, section: str):
         """The eps of the norm a section is about: the convention (``layernorm_eps``, or
         the eps field another registered norm declares) of the norm slot whose step the
@@ -380,9 +416,7 @@ class Checker:
             slots.insert(0, named)
         if not slots:
             return case.conventions.layernorm_eps
-        block, slot = slots[0]
-        op = case.final_norm if slot == "final" else case.blocks[block - 1].norms[slot]
-        return getattr(case.conventions, registry.get(op).undefined[0])
+        return self._norm_eps(slots[0])[1]
 
     def judge_exact(self, entry: Entry, refs: list[Ref]) -> Verdict:
         """An exact form (``E_{1,1} = -1/2``, ``sigma_1 = sqrt(375010)/1000``) or a definition

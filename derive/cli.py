@@ -526,14 +526,19 @@ def explain_command(
     calculation from the printed inputs, the exact one, and why their last digits differ."""
     from .cells import Printer
     from .check import Checker
-    from .explain import explain
+    from .explain import explain, explain_setting
 
     fmt = make_format(places, sig, rounding.value, False, MINUS)
     try:
         derivation = derived(case)
-        refs = Checker(derivation, rounding.value).named(name, block, head)  # as `derive check` reads a name
-        printer = Printer(derivation, fmt)
-        lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
+        checker = Checker(derivation, rounding.value)
+        setting = checker.setting(name)  # eta, d_k, T: as `derive check` judges a line that defines one
+        if setting is not None:
+            lines = explain_setting(*setting) + [""]
+        else:
+            refs = checker.named(name, block, head)  # as `derive check` reads a name
+            printer = Printer(derivation, fmt)
+            lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
     except DeriveError as exc:
         fail(exc)
     plain_console().print("\n".join(lines), highlight=False, markup=False)

@@ -22,6 +22,24 @@ from .rounding import format_fraction
 from .steps import Ref
 
 
+# what each of the case's settings is (its sizes, d, V, T, ..., say it in their meanings: Checker.settings)
+SETTING_WORDS = {"eps": "the epsilon of the norm", "eta": "the learning rate of the SGD step, theta - eta dL/dtheta",
+                 "d_k": "the width of a head's queries and keys", "d_model": "the width of the model's rows",
+                 "h": "the number of attention heads"}
+
+
+def explain_setting(name: str, meanings: list[tuple[Fraction, str]]) -> list[str]:
+    """The explanation of one of the case's settings or sizes (``eta``, ``d_k``, ``T``), as
+    ``derive check`` judges a line that defines it: what it is and its value in the case
+    (each of its values, when the name has several meanings: ``T = 1 (the temperature) or
+    T = 5 (the number of tokens)``); ``meanings`` as :meth:`derive.check.Checker.setting`
+    gives them."""
+    said = " or ".join(f"{name} = {exact_text(value)}" + (f" ({meaning})" if meaning else "")
+                       for value, meaning in meanings)
+    what = f"{SETTING_WORDS[name]}: " if name in SETTING_WORDS else ""
+    return [name, f"  {what}{said} in this case (one of its settings, not a computed quantity)"]
+
+
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     """The explanation of one quantity as lines of text: a quantity of the forward pass
     (before or after the SGD step, ``ref.phase`` ``before`` or ``after``), a weight after

@@ -59,3 +59,30 @@ def test_no_other_derivative_is_read_as_the_loss_s(derivation, line):
     assert [status for _, status, _ in found] == ["unreadable"], found
     with pytest.raises(DeriveError):
         Checker(derivation).named(line.split("=")[0])
+
+
+# ---------------------------------------------------------------------------- explain: the case's settings
+def explain_lines(*args: str):
+    """(exit code, the lines) of ``derive explain cat-climbed ARGS`` on a wide page."""
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+    result = CliRunner().invoke(app, ["explain", "cat-climbed", *args], env={"COLUMNS": "300"})
+    return result.exit_code, [" ".join(line.split()) for line in result.output.splitlines()]
+
+
+@pytest.mark.parametrize("name,says", [
+    # the seed page: the update -0.5 - 0.1 · (-0.011) (eta = 0.1); d = 4 split over h = 2 heads (d_k = 2)
+    ("eta", "eta = 0.1 in this case"), ("\\eta", "eta = 0.1 in this case"), ("d_k", "d_k = 2 in this case"),
+    ("h", "h = 2 in this case"), ("d", "d = 4 (the width d_model) in this case"),
+    ("T", "T = 1 (the temperature) or T = 5 (the number of tokens) in this case"),
+])
+def test_explain_says_what_a_setting_is(name, says):
+    """check judges ``eta = 0.1`` as a definition; explain rejected the name."""
+    code, lines = explain_lines(name)
+    assert code == 0 and says in lines[1] and "not a computed quantity" in lines[1], lines
+
+
+def test_explain_still_rejects_what_is_nothing():
+    code, lines = explain_lines("eta_5")
+    assert code == 2 and "no quantity is called 'eta_5'" in " ".join(lines)
