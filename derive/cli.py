@@ -558,12 +558,15 @@ def check_command(
     (explained); inherited from an earlier wrong line; right under another convention
     (named); wrong (with the exact value); unreadable; not checked (a name derive does not know).
     Exits 1 when any line is inherited, convention, wrong or unreadable (not checked lines do
-    not fail it), 2 on bad input."""
+    not fail it), 2 on bad input (an empty file among it)."""
     from .check import FAILING, Checker
 
     try:
         derivation = derived(case)
         text = read_text(file)
+        if not text.lstrip("\ufeff").strip():  # (nothing to check is bad input, not a pass)
+            raise DeriveError("the file is empty", file=file_name(file),
+                              expected="lines of a hand computation, such as `sigma_5 = 0.866`")
         verdicts = Checker(derivation, rounding.value).check_text(text)
     except DeriveError as exc:
         fail(exc)

@@ -88,11 +88,24 @@ def test_the_loss_with_its_unit(derivation, line, status):
     assert verdict(derivation, line).status == status
 
 
-def test_an_empty_file_says_so(tmp_path):
+@pytest.mark.parametrize("text", ["", "\n  \n", "\ufeff"])
+def test_an_empty_file_says_so(tmp_path, text):
+    """An empty file (or blank lines alone) is bad input: one line naming the file, exit 2 (it exited 0)."""
     from typer.testing import CliRunner
 
     from derive.cli import app
     empty = tmp_path / "empty.txt"
-    empty.write_text("", encoding="utf-8")
-    result = CliRunner().invoke(app, ["check", "cat-climbed", str(empty)])
+    empty.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", "cat-climbed", str(empty)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2 and result.output.strip().splitlines() == [
+        f"error: {empty}: the file is empty (expected lines of a hand computation, such as `sigma_5 = 0.866`)"]
+
+
+def test_a_file_without_numbers_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+    words = tmp_path / "words.txt"
+    words.write_text("Some words about attention.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", "cat-climbed", str(words)])
     assert result.exit_code == 0 and "no line of the file gives a number to check" in " ".join(result.output.split())
