@@ -45,7 +45,7 @@ from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
 from .graph import NeedPrecision, Undefined, Value, is_exact
-from .handfile import Entry, decimal_places, parse, read_name
+from .handfile import Entry, decimal_places, parse, prose_entry, read_name
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
@@ -186,7 +186,7 @@ class Checker:
         self._sgd_rows = self.sgd_blocks(entries)
         self._tables = {}
         ambiguous: set[tuple[int, int]] = set()  # (table, row) already said to be ambiguous
-        for entry in entries:
+        for entry in (part for read in entries for part in self.readings(read, last[0])):
             kept.append(entry)
             try:
                 verdicts.append(self.check_entry(entry, last))
@@ -211,6 +211,49 @@ class Checker:
         return [dataclasses.replace(verdict, message=f"{quoted(entry.formula.strip())}: {verdict.message}")
                 if entry.formula is not None else verdict  # one of a sentence's formulas: the message says which
                 for entry, verdict in zip(kept, verdicts)]
+
+    def readings(self, entry: Entry, last: int) -> list[Entry]:
+        """The entries to judge for one entry of the file (``last``: the position of the row
+        the file follows):
+
+        - a line of several equations (``sigma_5 = 0.866, mu_5 = 0``: ``entry.parts``) gives
+          each of them, when every one reads and each after the first names what derive knows
+          (:meth:`knows`; the first may be arithmetic); else the line as one;
+        - a sentence (or a line whose name has words before it, ``Also L = 0.929``, that
+          names nothing) gives the claims whose name derive knows (``entry.claims``: each
+          read from the longest run of words before its ``=`` that it knows), and the
+          sentence's other decimal numbers as not checked; a sentence with no known claim
+          is listed as before (nothing, when it has no decimal number)."""
+        parts = entry.parts
+        if parts and not any(part.error for part in parts) and (parts[0].name is None or self.knows(parts[0], last)) \
+                and all(part.name is not None and self.knows(part, last) for part in parts[1:]):
+            return [dataclasses.replace(part, section=entry.section) for part in parts]
+        if entry.claims and (entry.kind == "prose" or not self.knows(entry, last)):
+            judged = [(claim.span, next((r for r in claim.readings if self.knows(r, last)), None))
+                      for claim in entry.claims]
+            judged = [(span, reading) for span, reading in judged if reading is not None]
+            if judged:
+                rest = prose_entry(entry.source, entry.line, [span for span, _ in judged])
+                return [dataclasses.replace(reading, section=entry.section) for _, reading in judged] + \
+                    ([dataclasses.replace(rest, section=entry.section)] if rest is not None else [])
+        return [entry] if entry.kind != "prose" or entry.values else []
+
+    def knows(self, entry: Entry, last: int) -> bool:
+        """Whether a named entry names what derive knows, as :meth:`check_entry` would look
+        it up: a setting or size of the case (:meth:`definition`), or quantities as many as
+        its values (one for an exact value); a quantity the case does not derive
+        (``NotDerived``: its line is not checked, with why) counts as known."""
+        if entry.error or entry.name is None:
+            return False
+        if self.definition(entry) is not None:
+            return True
+        try:
+            refs = in_pass(self.resolve(entry, last), entry.phase)
+        except NotDerived:
+            return True
+        except DeriveError:
+            return self.definition(entry, SIZES) is not None
+        return len(refs) == (1 if entry.exact is not None else len(entry.values))
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
         """The verdict on one entry; ``last`` carries the position of the previous line.

@@ -21,7 +21,11 @@ A file mixes, one per line or block:
   calculation from the printed inputs;
 - prose with inline math (``$\\varepsilon = 1\\mathrm{e}{-05}$``): a value given in an
   inline formula is a claim, and so is arithmetic there (``$2 \\cdot 3 = 7$``, judged as
-  in a display); the rest is prose and is skipped;
+  in a display); a sentence's ``NAME = NUMBER`` outside math (``The loss is L = 0.929.``)
+  is a claim the checker judges when it knows the name (:func:`sentence_claims`); the rest
+  is prose and is skipped;
+- several equations on one line (``sigma_5 = 0.866, mu_5 = 0``), read apart as well as
+  whole (:func:`_assignments`): the checker judges them apart when it knows each name;
 - context lines that choose the head or block of what follows: ``Head 1``, ``# head 2``,
   ``block 2`` (or write the head in the name: ``a_{5,3}^{(1)}``); a heading starts afresh.
 
@@ -148,6 +152,15 @@ class Entry:
         steps: the ``expression = number`` steps of the chain after its first side where the
             expression is arithmetic without names (``L = -ln(0.395) = 0.929``: (the read
             ``-ln(0.395)``, "0.929", "=")), each judged as an arithmetic line of its own.
+        parts: the equations of a line that writes several, one after another
+            (``sigma_5 = 0.866, mu_5 = 0``, ``... and mu_5 = 0``, ``...; mu_5 = 0``), read
+            apart (:func:`_assignments`); the checker judges them instead of the whole line
+            when each names what derive knows. Empty for a line of one equation.
+        claims: the ``NAME = NUMBER`` claims of a sentence (:class:`SentenceClaim`,
+            :func:`sentence_claims`), for a prose entry or a line whose left side has words
+            before its name (``Also L = 0.929``); the checker judges those whose name it
+            knows (a prose entry with no decimal number, ``values`` empty, is then only their
+            carrier: nothing is listed for it when none is known).
     """
 
     line: int
@@ -169,6 +182,20 @@ class Entry:
     links: list = field(default_factory=list)
     steps: list = field(default_factory=list)
     formula: str | None = None
+    parts: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+
+
+@dataclass
+class SentenceClaim:
+    """A ``NAME = NUMBER`` a sentence states (``The loss is L = 0.929.``): ``span``, where
+    the number stands in the sentence (as :func:`prose_entry` reads it: it is not listed
+    among the sentence's unchecked numbers once the claim is judged), and ``readings``: an
+    entry for each run of words right before the ``=`` that reads as a name, the longest
+    first (at most :data:`CLAIM_WORDS` words: ``E_{2,1} after``, ``L``, not ``is L``)."""
+
+    span: tuple[int, int]
+    readings: list[Entry]
 
 
 def clean_latex(text: str) -> str:
@@ -397,7 +424,7 @@ class _Reader:
             return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
         if _has_relation(stripped):
             stripped = _unmarked(stripped)
-            entries = [_equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
+            entries = [self.equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
             if all(e.error for e in entries) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
@@ -455,13 +482,30 @@ class _Reader:
 
     def prose(self, text: str, line: int) -> None:
         """A line of words: its decimal numbers (``0.94`` in ``␣climb + ed = 0.94``) are
-        listed as not checked, since derive does not read sentences."""
+        listed as not checked, since derive does not read sentences; the ``NAME = NUMBER``
+        claims it states outside its math (:func:`sentence_claims`) go with them, for the
+        checker to judge those whose name it knows."""
         self.prose_line = line
-        numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_markdown_text(text))]
-        if numbers:
-            self.entries.append(Entry(line, text, values=[n.replace(MINUS, "-") for n in numbers], kind="prose",
-                                      skip="prose: derive does not read sentences (numbers in it: "
-                                      + ", ".join(numbers[:8]) + (", ..." if len(numbers) > 8 else "") + ")"))
+        entry = prose_entry(text, line)
+        claims = sentence_claims(text, line, self.here)
+        if claims:
+            entry = entry or Entry(line, text, kind="prose")
+            entry.claims = claims
+        if entry is not None:
+            self.entries.append(entry)
+
+    def equation(self, text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
+        """:func:`_equation` of one equation of a line, with the ways the checker may read
+        it apart: the equations of a line that writes several (``parts``: :func:`_assignments`)
+        and, when its left side is several words (``Also L = 0.929``, ``Then sigma = 0.866
+        and mu = 0``), the claims of a sentence (``claims``: :func:`sentence_claims`)."""
+        entry = _equation(text, line, source, context, exact)
+        pieces = _assignments(text)
+        if len(pieces) > 1:
+            entry.parts = [_equation(piece, line, source, context, exact) for piece in pieces]
+        if len(_left_side(text).split()) > 1:
+            entry.claims = sentence_claims(text, line, context)
+        return entry
 
     def _until(self, i: int, keep, strip: bool = True) -> int:
         j = i
@@ -510,8 +554,8 @@ class _Reader:
                                                   kind="prose", skip="a value without a name"))
                         continue
                     if part.strip():
-                        self.entries.append(_equation(part, number + 1, self.lines[number].strip(), self.here,
-                                                      exact=True))
+                        self.entries.append(self.equation(part, number + 1, self.lines[number].strip(), self.here,
+                                                          exact=True))
         return j + 1
 
     # ------------------------------------------------------------------ inline math
@@ -971,6 +1015,113 @@ def _title(text: str) -> str:
 def _markdown_text(text: str) -> str:
     """Markdown's backslash escapes removed (``u\\_1\\[1\\]`` -> ``u_1[1]``)."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def prose_entry(text: str, line: int, claimed=()) -> Entry | None:
+    """The entry listing a sentence's decimal numbers as not checked (derive does not read
+    sentences), those in the ``claimed`` spans (judged claims: :class:`SentenceClaim`) left
+    out; None when no number is left."""
+    numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_markdown_text(text))
+               if not any(start <= m.start() < end for start, end in claimed)]
+    if not numbers:
+        return None
+    return Entry(line, text, values=[n.replace(MINUS, "-") for n in numbers], kind="prose",
+                 skip="prose: derive does not read sentences (numbers in it: "
+                 + ", ".join(numbers[:8]) + (", ..." if len(numbers) > 8 else "") + ")")
+
+
+CLAIM_WORDS = 4  # the most words a name in a sentence is read from (q_5 · k_1 after: 4)
+# ``= NUMBER`` in a sentence, the number plainly one: whole or with a point, then the sentence's
+# end, a space or a punctuation mark before one (not 0.5x, 0.929.5, 39.5%, 1e-05)
+CLAIMED_NUMBER = re.compile(r"(?<![=<>!\u2248])=\s*([-\u2212]?\d+(?:\.\d+)?)(?=$|\s|[.,;:!?)](?:\s|$))")
+# the word a claimed name may follow: a word of the sentence (``is``, ``Also``, ``one:``, ``(so``), not math
+# (x_5[1] + P_5[1] = 0.3, \partial z / \partial E_{2,1} = 0.3, 2 L = 1.856 claim nothing of P_5[1], E_{2,1}, L)
+CLAIM_AFTER = re.compile("^[(\"'\u201c\u2018]?[A-Za-z]{2,}[.,:;!?)\"'\u201d\u2019]*$")
+CLAIM_START = re.compile(r"^[-+\u2212*/\u00b7\u00d7^=\u2248<>]")  # nor start as an operator: + L
+CLAIM_GOES_ON = re.compile(r"^\s*(?:[-+\u2212*/\u00b7\u00d7^=\u2248<>(\[{\\]|rounds\s+to\b)")  # 0.5 + 0.3, 0.5 \cdot 2
+
+
+def sentence_claims(text: str, line: int, context: dict) -> list[SentenceClaim]:
+    """The ``NAME = NUMBER`` claims a sentence states outside its math (``A wrong one:
+    p(␣roof) = 0.359``, ``The loss is L = 0.929.``, ``Also L = 0.929``): each ``=`` whose
+    right side is plainly a number (:data:`CLAIMED_NUMBER`, nothing after it that goes on
+    computing: :data:`CLAIM_GOES_ON`), with an entry for each run of the words right before
+    it (back to the previous claim's number, at most :data:`CLAIM_WORDS`) that reads as a
+    name and follows a word of the sentence or nothing (not math, an operator or a number,
+    and starts with no operator: ``x_5[1] + P_5[1] = 0.3`` claims nothing of P_5[1]:
+    :data:`CLAIM_AFTER`, :data:`CLAIM_START`). Whether derive knows the name is the
+    checker's to say."""
+    plain = _outside_math(_markdown_text(text))
+    claims, start = [], 0
+    for match in CLAIMED_NUMBER.finditer(plain):
+        left = plain[start:match.start()]
+        start = match.end()
+        if not left.strip() or CLAIM_GOES_ON.match(plain[match.end():]):
+            continue
+        words = PHASE_WORDS.sub(r" \2", left).split()
+        number = match.group(1).replace(MINUS, "-")
+        readings = []
+        for k in range(min(CLAIM_WORDS, len(words)), 0, -1):
+            if k < len(words) and not CLAIM_AFTER.match(words[-k - 1]) or CLAIM_START.match(words[-k]):
+                continue
+            entry = _equation(f"{' '.join(words[-k:])} = {number}", line, text, context)
+            if entry.error is None and entry.name is not None:
+                readings.append(entry)
+        if readings:
+            claims.append(SentenceClaim(match.span(1), readings))
+    return claims
+
+
+def _outside_math(text: str) -> str:
+    """``text`` with its inline math (``$...$``, ``\\(...\\)``, ``\\[...\\]``) blanked out,
+    each character a space (the rest stays where it was)."""
+    spans = [m.span() for m in re.finditer(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", text)]
+    out = list(text)
+    for a, b in spans:
+        out[a:b] = " " * (b - a)
+    return "".join(out)
+
+
+ASSIGNMENT_BREAK = re.compile(r",|;|(?<=\s)and(?=\s)")  # where a line may go on with another equation
+
+
+def _assignments(text: str) -> list[str]:
+    """The equations of a line that writes several one after another (``sigma_5 = 0.866,
+    mu_5 = 0``, ``sigma_5 = 0.866 and mu_5 = 0``, ``...; mu_5 = 0``): the line cut at a
+    comma, a semicolon or ``and`` outside brackets, braces and math, where what follows
+    starts as an equation of a name (``mu_5 =``, ``L after =``); ``[text]`` when it writes
+    one. Whether derive knows the names is the checker's to say."""
+    if not RELATION.search(text) or not ASSIGNMENT_BREAK.search(text):
+        return [text]
+    depth, math, cuts = 0, False, []
+    for k, ch in enumerate(text):
+        if ch == "$" and (k == 0 or text[k - 1] != "\\"):
+            math = not math
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and not math and (match := ASSIGNMENT_BREAK.match(text, k)) \
+                and RELATION.search(text, 0, k) and _starts_with_a_name(text[match.end():]):
+            cuts.append((k, match.end()))
+    if not cuts:
+        return [text]
+    bounds = [0] + [at for cut in cuts for at in cut] + [len(text)]
+    return [text[bounds[k]:bounds[k + 1]].strip() for k in range(0, len(bounds), 2)]
+
+
+def _starts_with_a_name(text: str) -> bool:
+    """Whether ``text`` starts as an equation of a name: a name, then a relation
+    (``mu_5 = 0``, ``\\mu_{5} = 0``, ``L after = 1.2``)."""
+    head = RELATION.split(text, 1)
+    if len(head) < 2 or not head[0].strip():
+        return False
+    try:
+        node = mathread.read(PHASE_WORDS.sub(r" \2", head[0]).strip()).exprs[0]
+    except DeriveError:
+        return False
+    node = _phase(node)[0]
+    return isinstance(node, (mathread.Sym, mathread.Call, mathread.Deriv)) and mathread.is_name(node)
 
 
 UNIT_AFTER = re.compile(r"(\d)(?:\s|\\[ ,;:!])*(?:\\(?:text|mathrm)\{\s*)?(?:nats?|bits?)\}?\s*[.,;]?\s*$")

@@ -10,6 +10,9 @@ row of ␣the at position 5 is [-0.5, -0.5, -0.5, 1.0] minus its mean 0, varianc
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction as F
+
 import pytest
 
 from derive.case import load_case
@@ -86,3 +89,103 @@ def test_explain_says_what_a_setting_is(name, says):
 def test_explain_still_rejects_what_is_nothing():
     code, lines = explain_lines("eta_5")
     assert code == 2 and "no quantity is called 'eta_5'" in " ".join(lines)
+
+
+# ---------------------------------------------------------------------------- claims in sentences
+# the seed's values: p(␣roof) = 0.395, L = 0.928; the row of ␣the at position 5, x_5 = [-0.5, -0.5, -0.5, 1.5]
+# (step 3): its mean and variance, eps = 1e-05 (the case's layernorm_eps), sigma_5 = sqrt(variance + eps)
+X_5 = [F(-1, 2), F(-1, 2), F(-1, 2), F(3, 2)]
+MU_5 = sum(X_5) / 4
+SIGMA_5 = f"{math.sqrt(sum((x - MU_5) ** 2 for x in X_5) / 4 + F(1, 100000)):.3f}"
+P_ROOF, LOSS = "0.395", "0.928"
+
+
+def statuses(derivation, text: str) -> list[tuple[str, str]]:
+    """(status, the quantity's name, or the message of a line not checked) of each verdict on ``text``."""
+    return [(v.status, v.name if v.status != "not checked" else v.message)
+            for v in Checker(derivation).check_text(text)]
+
+
+def test_the_seed_s_values():
+    assert (MU_5, SIGMA_5) == (0, "0.866")
+
+
+PROSE = "not checked: prose: derive does not read sentences (numbers in it: {})"
+
+
+@pytest.mark.parametrize("line,found", [
+    ("A wrong one: p(␣roof) = 0.359", [("wrong", "p(␣roof)")]),  # were not checked (prose)
+    (f"A right one: p(␣roof) = {P_ROOF}", [("correct", "p(␣roof)")]),
+    ("The loss is L = 0.5.", [("wrong", "L")]),
+    (f"The loss is L = {LOSS}.", [("correct", "L")]),
+    ("Also L = 0.5", [("wrong", "L")]),  # was unreadable: no quantity is called 'AlsoL'
+    (f"Also L = {LOSS}", [("correct", "L")]),
+    (f"(so L = {LOSS})", [("correct", "L")]),
+    ("The weight E_{2,1} after the step = -0.499 here.", [("correct", "E_{2,1} after the step")]),  # -0.5 - 0.1·(-0.011)
+    (f"So dL/dE_{{2,1}} = {GRAD_E_2_1}, and sigma_5 = 0.8.", [("correct", "dL/dE_{2,1}"), ("wrong", "sigma_5")]),
+    ("We run it with h = 2 heads and T = 1", [("correct", "h"), ("correct", "T")]),
+    (f"Then sigma = {SIGMA_5} and mu = 0.", [("correct", "sigma_5"), ("correct", "mu_5")]),
+    # a claim among other numbers: those stay not checked
+    (f"The loss is L = 0.5, from p(␣roof) = {P_ROOF} and 0.25 more.",
+     [("wrong", "L"), ("correct", "p(␣roof)"), ("not checked", PROSE.format("0.25"))]),
+    (f"It is 39.5%, so p(␣roof) = {P_ROOF}.", [("correct", "p(␣roof)"), ("not checked", PROSE.format("39.5"))]),
+])
+def test_a_sentence_s_claims_are_judged(derivation, line, found):
+    """A sentence that states ``NAME = NUMBER`` for a name derive knows is judged."""
+    assert statuses(derivation, line) == found
+
+
+@pytest.mark.parametrize("line,numbers", [
+    ("The answer is about 0.928 here.", "0.928"),  # no claim
+    ("We set x = 0.5 in the example.", "0.5"),  # a name derive does not know
+    ("The loss is L = 0.5 + 0.4 here.", "0.5, 0.4"),  # not plainly a number
+    ("The loss is L = 0.5·2 here.", "0.5"),
+    ("the sum x + L = 0.5 here", "0.5"),  # L is not the name the sentence gives the value of
+    ("u_5 = 0.5 is what the sum gives", "0.5"),  # u_5 is four numbers
+])
+def test_a_sentence_without_a_known_claim_stays_not_checked(derivation, line, numbers):
+    assert statuses(derivation, line) == [("not checked", PROSE.format(numbers))]
+
+
+@pytest.mark.parametrize("line", ["x_5[1] + P_5[1] = 0.3", "2 L = 1.856", "\\partial z / \\partial E_{2,1} = -0.011"])
+def test_arithmetic_claims_nothing_of_its_last_name(derivation, line):
+    """A name after an operator, a number or a TeX command is no sentence's claim."""
+    assert [status for status, _ in statuses(derivation, line)] == ["unreadable"]
+
+
+def test_a_file_of_wrong_sentences_fails_the_check(tmp_path):
+    """Its exit code is 1 (it was 0: every line was prose)."""
+    from typer.testing import CliRunner
+
+    from derive.cli import app
+    hand = tmp_path / "hand.txt"
+    hand.write_text("A wrong one: p(␣roof) = 0.359\nThe loss is L = 0.5.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", "cat-climbed", str(hand)])
+    assert result.exit_code == 1 and "2 entries: 2 wrong" in result.output
+
+
+# ---------------------------------------------------------------------------- two equations on a line
+@pytest.mark.parametrize("joint", [" and ", ", ", "; ", ",", " , "])
+@pytest.mark.parametrize("sigma,mu,found", [(SIGMA_5, "0", ["correct", "correct"]), (SIGMA_5, "1", ["correct", "wrong"]),
+                                            ("0.8", "0", ["wrong", "correct"])])
+def test_two_equations_on_a_line_are_judged_apart(derivation, joint, sigma, mu, found):
+    """``sigma_5 = 0.866 and mu_5 = 0`` judged sigma_5 as 0 (it was wrong); with a comma or a
+    semicolon the line was unreadable."""
+    assert statuses(derivation, f"sigma_5 = {sigma}{joint}mu_5 = {mu}") == list(zip(found, ["sigma_5", "mu_5"]))
+
+
+@pytest.mark.parametrize("line,found", [
+    (f"u_5 = [-0.577, -0.577, -0.577, 1.732], sigma_5 = {SIGMA_5}", [("correct", "u_5"), ("correct", "sigma_5")]),
+    (f"\\[\\sigma_5 = {SIGMA_5}, \\mu_5 = 0\\]", [("correct", "sigma_5"), ("correct", "mu_5")]),
+    ("1 + 1 = 2, mu_5 = 0", [("correct", "1 + 1"), ("correct", "mu_5")]),
+    (f"L = -ln({P_ROOF}) = {LOSS}; p(␣roof) = {P_ROOF}", [("explained", "L"), ("correct", "p(␣roof)")]),
+    # one equation: a vector's commas, a function's arguments
+    ("u_5 = [-0.577, -0.577, -0.577, 1.732]", [("correct", "u_5")]),
+])
+def test_a_line_splits_only_before_a_known_name(derivation, line, found):
+    assert statuses(derivation, line) == found
+
+
+def test_a_line_does_not_split_before_an_unknown_name(derivation):
+    """``x = 1, y = 2``: neither name is the case's, the line is read whole, as before."""
+    assert [status for status, _ in statuses(derivation, "x = 1, y = 2")] == ["unreadable"]
