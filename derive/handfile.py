@@ -35,6 +35,7 @@ finds where the formulas, cells and notes are. :func:`parse` gives :class:`Entry
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -1046,11 +1047,11 @@ def sentence_claims(text: str, line: int, context: dict) -> list[SentenceClaim]:
     p(␣roof) = 0.359``, ``The loss is L = 0.929.``, ``Also L = 0.929``): each ``=`` whose
     right side is plainly a number (:data:`CLAIMED_NUMBER`, nothing after it that goes on
     computing: :data:`CLAIM_GOES_ON`), with an entry for each run of the words right before
-    it (back to the previous claim's number, at most :data:`CLAIM_WORDS`) that reads as a
-    name and follows a word of the sentence or nothing (not math, an operator or a number,
-    and starts with no operator: ``x_5[1] + P_5[1] = 0.3`` claims nothing of P_5[1]:
-    :data:`CLAIM_AFTER`, :data:`CLAIM_START`). Whether derive knows the name is the
-    checker's to say."""
+    it (back to the previous claim's number, at most :data:`CLAIM_WORDS` words and
+    :data:`NAME_LENGTH` characters) that reads as a name and follows a word of the sentence
+    or nothing (not math, an operator or a number) and starts with no operator
+    (``x_5[1] + P_5[1] = 0.3`` claims nothing of P_5[1]: :data:`CLAIM_AFTER`,
+    :data:`CLAIM_START`). Whether derive knows the name is the checker's to say."""
     plain = _outside_math(_markdown_text(text))
     claims, start = [], 0
     for match in CLAIMED_NUMBER.finditer(plain):
@@ -1062,9 +1063,11 @@ def sentence_claims(text: str, line: int, context: dict) -> list[SentenceClaim]:
         number = match.group(1).replace(MINUS, "-")
         readings = []
         for k in range(min(CLAIM_WORDS, len(words)), 0, -1):
-            if k < len(words) and not CLAIM_AFTER.match(words[-k - 1]) or CLAIM_START.match(words[-k]):
+            name = " ".join(words[-k:])
+            if k < len(words) and not CLAIM_AFTER.match(words[-k - 1]) or CLAIM_START.match(name) \
+                    or len(name) > NAME_LENGTH:
                 continue
-            entry = _equation(f"{' '.join(words[-k:])} = {number}", line, text, context)
+            entry = _equation(f"{name} = {number}", line, text, context)
             if entry.error is None and entry.name is not None:
                 readings.append(entry)
         if readings:
@@ -1091,7 +1094,8 @@ def _assignments(text: str) -> list[str]:
     comma, a semicolon or ``and`` outside brackets, braces and math, where what follows
     starts as an equation of a name (``mu_5 =``, ``L after =``); ``[text]`` when it writes
     one. Whether derive knows the names is the checker's to say."""
-    if not RELATION.search(text) or not ASSIGNMENT_BREAK.search(text):
+    relations = [m.start() for m in RELATION.finditer(text)]
+    if not relations or not ASSIGNMENT_BREAK.search(text):
         return [text]
     depth, math, cuts = 0, False, []
     for k, ch in enumerate(text):
@@ -1101,23 +1105,26 @@ def _assignments(text: str) -> list[str]:
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif depth == 0 and not math and (match := ASSIGNMENT_BREAK.match(text, k)) \
-                and RELATION.search(text, 0, k) and _starts_with_a_name(text[match.end():]):
-            cuts.append((k, match.end()))
+        elif depth == 0 and not math and relations[0] < k and (match := ASSIGNMENT_BREAK.match(text, k)):
+            after = bisect.bisect_left(relations, match.end())  # the relation the part after it starts with
+            if after < len(relations) and _is_name(text[match.end():relations[after]]):
+                cuts.append((k, match.end()))
     if not cuts:
         return [text]
     bounds = [0] + [at for cut in cuts for at in cut] + [len(text)]
     return [text[bounds[k]:bounds[k + 1]].strip() for k in range(0, len(bounds), 2)]
 
 
-def _starts_with_a_name(text: str) -> bool:
-    """Whether ``text`` starts as an equation of a name: a name, then a relation
-    (``mu_5 = 0``, ``\\mu_{5} = 0``, ``L after = 1.2``)."""
-    head = RELATION.split(text, 1)
-    if len(head) < 2 or not head[0].strip():
+NAME_LENGTH = 100  # the most characters of a name before its relation (E_{2,1} after the step, 22)
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` (the left side of an equation) is a name (``mu_5``, ``\\mu_{5}``,
+    ``L after``); one longer than :data:`NAME_LENGTH` characters is not read."""
+    if not text.strip() or len(text) > NAME_LENGTH:
         return False
     try:
-        node = mathread.read(PHASE_WORDS.sub(r" \2", head[0]).strip()).exprs[0]
+        node = mathread.read(PHASE_WORDS.sub(r" \2", text).strip()).exprs[0]
     except DeriveError:
         return False
     node = _phase(node)[0]
