@@ -293,6 +293,7 @@ class _Build(Transformer):
         return _division(_unwrap(c[1]), _unwrap(c[2]), braced=True)
 
     def differential(self, c):
+        """``∂X``: a side of a derivative (:func:`_division` pairs two into a :class:`Deriv`)."""
         return Differential(c[1])
 
     def postfix(self, c):
