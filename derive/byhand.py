@@ -33,7 +33,7 @@ from flint import ctx, fmpq
 
 from . import formula as F
 from .derivation import Derivation
-from .evaluate import MAX_PREC, START_PREC, progress
+from .evaluate import MAX_PREC, START_PREC, LeafValues, Pass, forward, progress
 from .errors import NotDerived
 from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, Weights, is_exact
 from .kernels import Factor, MatMul
@@ -297,6 +297,17 @@ def _decimal_at_places(fmt: Format) -> re.Pattern | None:
     return re.compile(re.escape(fmt.minus) + r"?\d+" + (rf"\.\d{{{fmt.places}}}" if fmt.places else ""))
 
 
+class _Leaves:
+    """The leaves outside the weights as :func:`derive.evaluate.forward` reads them
+    (``others.get(i, default)``): each one's value from ``given`` (:meth:`ByHand._given`)."""
+
+    def __init__(self, given):
+        self._given = given
+
+    def get(self, node_id: int, default=None) -> Value:
+        return self._given(node_id)[0]
+
+
 class _Read:
     """``values[i]``: the value ``read(i)`` of node i, read as :meth:`derive.kernels.MatMul.forward`
     reads a list of values by node id."""
@@ -364,6 +375,7 @@ class ByHand:
         self._intervals: dict[str, tuple | None] = {}  # a printed text -> (lo, hi) (see _rounds_as_printed)
         self._plain = _decimal_at_places(fmt)
         self._page_ids: frozenset[int] | None = None  # the nodes of this pass printed on the page (:meth:`_make_in_order`)
+        self._passes_made: dict[int, Pass | None] = {}  # precision -> the reader's whole pass (:meth:`_whole_pass`)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -497,6 +509,11 @@ class ByHand:
         chain of calls from p down would follow as deep as the model (100 blocks exceed
         Python's stack).
 
+        Where nothing between the weights and ``node_id`` is printed, those values are the
+        forward pass from the weights as the reader takes them (:meth:`_whole_pass`: one
+        product per matrix, not one reading per entry; crane's p after took a quarter of
+        its page), unless that pass is undefined or undecided somewhere.
+
         Raises:
             NeedPrecision, Undefined: as :meth:`_raw_value`, for a value the reader needs."""
         if (self._prec, node_id) in self._raw:
@@ -504,11 +521,33 @@ class ByHand:
         if self._page_ids is None:
             self._page_ids = frozenset(r.id for r, text in self.printed.items()
                                        if r.phase == self.phase and is_number(text))
-        needed = self.graph.ancestors(node_id, stop=self._page_ids) - self._page_ids
+        reached = self.graph.ancestors(node_id, stop=self._page_ids)
+        needed = reached - self._page_ids
+        whole = self._whole_pass() if reached & self._page_ids <= {node_id} else None
         nodes = self.graph.nodes
         for i in sorted(needed):
             if nodes[i].op is not None:
-                self._raw_value(i)
+                if whole is not None:
+                    self._raw.setdefault((self._prec, i), whole[i])
+                else:
+                    self._raw_value(i)
+
+    def _whole_pass(self) -> Pass | None:
+        """Every node's value in a forward pass (:func:`derive.evaluate.forward`) from
+        every leaf as the reader takes it (:meth:`_given`: a weight as printed in this pass,
+        a matrix as one :meth:`_weight_factor`) at the reader's precision: the reader's own
+        value of each quantity the page does not print in between. Once per precision;
+        None when the pass is undefined or a ball undecided anywhere in it (the reader's
+        values are then made one by one, and only those that read it fail)."""
+        if self._prec not in self._passes_made:
+            graph = self.graph
+            leaves = LeafValues(graph, {w: self._weight_factor(w) for w in graph.weights}, _Leaves(self._given))
+            try:
+                with ctx.workprec(self._prec):
+                    self._passes_made[self._prec] = forward(graph, leaves)
+            except (Undefined, NeedPrecision):
+                self._passes_made[self._prec] = None
+        return self._passes_made[self._prec]
 
     def _raw_value(self, node_id: int) -> Value:
         """The reader's own value of an operation's node, from their inputs

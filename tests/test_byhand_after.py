@@ -140,10 +140,24 @@ def test_the_page_notes_the_loss_after_the_step(after):
     assert "L: from the printed inputs, -ln(0.395)" in out.stdout  # (the note before the step stays)
 
 
-def test_no_note_for_p_after_where_the_reader_agrees(derivation, after):
+@pytest.fixture(params=["whole pass", "one by one"])
+def passes(request, monkeypatch):
+    """The reader's pass after the step made as one forward pass (ByHand._whole_pass), or,
+    as when that pass is undefined or undecided somewhere, quantity by quantity."""
+    if request.param == "one by one":
+        import derive.byhand
+
+        def undecided(*args, **kwargs):
+            raise derive.byhand.NeedPrecision()
+        monkeypatch.setattr(derive.byhand, "forward", undecided)
+    return request.param
+
+
+def test_no_note_for_p_after_where_the_reader_agrees(after, passes):
     """p(␣roof) after the step, recomputed from the weights as the page prints them after the
     step (E's moved rows at 3 places, every other weight as given), is the reader's value of
     the independent pass; it rounds to the printed 0.396, so the page has no note for it."""
+    derivation = derive(load_case("cat-climbed"))
     p_id = node_of(derivation, "p(␣roof)")
     reading = Printer(derivation, Format(places=3)).byhand.reading(Ref("after", p_id))
     reader = after["reader"]["p"]["␣roof"]
@@ -188,7 +202,7 @@ def test_explain_the_loss_after_the_step_writes_the_readers_calculation(after):
     assert "no recalculation" not in out.stdout
 
 
-def test_a_deep_model_after_the_step_is_read_without_recursion(tmp_path):
+def test_a_deep_model_after_the_step_is_read_without_recursion(tmp_path, passes):
     """A reader of p after the step works through the whole pass from the weights after the
     step (the pass after prints p and L alone): 100 blocks are read in the graph's order,
     not by a chain of calls as deep as the model (a RecursionError was a crash of
