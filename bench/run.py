@@ -43,6 +43,10 @@ gpt2     a 12-block GPT-2-small-shaped forward pass (d_model 768, 12 heads, d_ml
          ``--gpt2-max-mb``, default 12288); the time per multiply-add of each. Goal:
          under 120 s.
 
+The header gives the machine's speed: the CPU time of a fixed pure-Python loop, best of
+three (this shared virtual machine's speed moved by a third within one hour of one session:
+compare figures of two runs through it, or through the ratios each section prints).
+
 The numpy floor is checked against derive on the smallest synthetic case before it is
 timed: the same weights give the same L, and the same L after the SGD step (which needs
 every gradient right), to 1e-9.
@@ -613,6 +617,23 @@ def section_gpt2(args, folder: str) -> None:
 
 # =========================================================================== main
 
+SPEED_LOOP = 10 ** 7  # the squares summed by machine_speed
+
+
+def machine_speed() -> str:
+    """A line giving this machine's speed at the start, for comparing runs across machines
+    and hours: the CPU time of a fixed pure-Python loop (sum of i*i for i < 10^7), the best
+    of three (a virtual machine's speed moves by a third within an hour)."""
+    best = min(_loop_seconds() for _ in range(3))
+    return f"machine speed: {best:.3f} s of CPU for sum(i*i for i < 10^7) (best of 3; lower is faster)"
+
+
+def _loop_seconds() -> float:
+    start = time.process_time()
+    sum(i * i for i in range(SPEED_LOOP))
+    return time.process_time() - start
+
+
 def main(argv=None) -> int:
     """Run the sections asked for (see the module docstring); ``--worker`` runs one measurement."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -640,6 +661,7 @@ def main(argv=None) -> int:
           f"{flint.__version__}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start; "
           f"budget {args.budget:g} s and {args.max_mb:g} MB a measurement", flush=True)
     print(byte_compiled(), flush=True)
+    print(machine_speed(), flush=True)
     measure = Measure(args.budget, args.max_mb)
     if "startup" in sections:
         section_startup(args, measure)
