@@ -446,19 +446,20 @@ class Checker:
         """The eps of the norm a section is about: the convention (``layernorm_eps``, or
         the eps field another registered norm declares) of the norm slot whose step the
         section's heading names (``LayerNorm before the MLP``: ln2); the first norm's when
-        the heading names none (worked out once per section)."""
+        the heading names none (worked out once per section); None for a case that
+        computes no norm (the softmax cases: no eps to state)."""
         if section not in self._eps:
             self._eps[section] = self._section_eps(section)
         return self._eps[section]
 
     def _section_eps(self, section: str):
-        derivation, case = self.derivation, self.derivation.case
+        derivation = self.derivation
         slots = [(n.meta.block, n.meta.norm) for n in derivation.graph.nodes if n.meta.norm]
         named = norm_slot(derivation, section)
         if named is not None:
             slots.insert(0, named)
         if not slots:
-            return case.conventions.layernorm_eps
+            return None
         return self._norm_eps(slots[0])[1]
 
     def judge_exact(self, entry: Entry, refs: list[Ref]) -> Verdict:

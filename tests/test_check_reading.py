@@ -86,6 +86,18 @@ def test_explain_says_what_a_setting_is(name, says):
     assert code == 0 and says in lines[1] and "not a computed quantity" in lines[1], lines
 
 
+def test_eps_of_a_case_without_a_norm_is_no_setting():
+    """The softmax case computes no norm: check said ``eps = 1e-05`` was correct (the
+    default layernorm_eps of a norm that is not there), while explain rejected the name.
+    Both now say no quantity is called eps; the seed's eps (it has LayerNorms) is judged."""
+    softmax = derive(load_case("softmax"))
+    found = verdicts(softmax, "eps = 1e-05")
+    assert [status for _, status, _ in found] == ["unreadable"] and "no quantity is called 'eps'" in found[0][2]
+    with pytest.raises(DeriveError):
+        Checker(softmax).named("eps")
+    assert verdicts(derive(load_case("cat-climbed")), "eps = 1e-05")[0][1] == "correct"
+
+
 def test_explain_still_rejects_what_is_nothing():
     code, lines = explain_lines("eta_5")
     assert code == 2 and "no quantity is called 'eta_5'" in " ".join(lines)
