@@ -758,8 +758,8 @@ class _Reader:
         self.known(table, where, _block_fields())  # a misspelled field first, before any shape it would explain
         kinds = registry.names("sublayer")
         sublayers = table.get("sublayers", list(DEFAULT_SUBLAYERS))
-        if not isinstance(sublayers, list) or not sublayers or not set(sublayers) <= set(kinds) \
-                or {"mlp", "layers"} <= set(sublayers):
+        if not isinstance(sublayers, list) or not sublayers or not all(isinstance(s, str) for s in sublayers) \
+                or not set(sublayers) <= set(kinds) or {"mlp", "layers"} <= set(sublayers):
             raise self.fail(where + "sublayers", _describe(sublayers),
                             "a list of " + ", ".join(f'"{k}"' for k in kinds) + ' ("mlp" or "layers", not both)')
         layernorm = table.get("layernorm", True)
@@ -844,8 +844,8 @@ class _Reader:
         parallel block adds both outputs to x at once, so it takes true or false only."""
         if isinstance(value, bool):
             return tuple(sublayers) if value else ()
-        if layout == "parallel" or not isinstance(value, list) or not set(value) <= set(sublayers) \
-                or not all(isinstance(v, str) for v in value):
+        if layout == "parallel" or not isinstance(value, list) or not all(isinstance(v, str) for v in value) \
+                or not set(value) <= set(sublayers):
             raise self.fail(where + "residual", _describe(value), "true or false" + (
                 " (a parallel block adds both outputs to x at once)" if layout == "parallel" else
                 ", or a list of the block's sublayers that add their output: " + ", ".join(

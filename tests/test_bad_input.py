@@ -137,6 +137,11 @@ BAD_CASES = [
      "field blocks[1].ln2", ["unknown norm a table", "expected one of layernorm, rmsnorm"]),
     ("rmsnorm-bias", edit("[[blocks]]", '[[blocks]]\nln1 = "rmsnorm"\nln1_bias = [0.5, 0, 0, 0]'),
      "field blocks[1].ln1_bias", ["is not a weight of this slot's norm (rmsnorm)", "expected one of ln1_gain"]),
+    # (a fuzzed case: a table in the list crashed, exit 3, "unhashable type: 'dict'")
+    ("sublayers-of-tables", edit("[[blocks]]", '[[blocks]]\nsublayers = [{x = "attention"}]'),
+     "field blocks[1].sublayers", ["an array of tables", 'expected a list of "attention"']),
+    ("residual-of-tables", edit("[[blocks]]", '[[blocks]]\nresidual = [{x = "attention"}]'),
+     "field blocks[1].residual", ["an array of tables", "expected true or false"]),
     ("norm-without-norms", edit("[[blocks]]", '[[blocks]]\nlayernorm = false\nln1 = "rmsnorm"'),
      "field blocks[1].ln1", ["layernorm = false", "expected no norm fields"]),
     ("final-gain-without-final-norm", edit("final_layernorm = true", "final_layernorm = false")
