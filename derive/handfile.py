@@ -427,7 +427,7 @@ class _Reader:
             stripped = _unmarked(stripped)
             entries = [self.equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
-            if all(e.error for e in entries) and (_sentence(stripped) or self._in_sentence(i)):
+            if not any(map(_readable, entries)) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
             else:
                 self.entries += entries
@@ -948,9 +948,25 @@ def _unfinished(text: str) -> bool:
 
 
 def _reads_as_equation(text: str) -> bool:
-    """Whether a line has an equation derive reads (a name or arithmetic, a relation, a value)."""
-    return _has_relation(text) and any(not _equation(part, 0, text, {"head": None, "block": None}).error
-                                       for part in _split_quads(text))
+    """Whether a line has an equation derive reads (a name or arithmetic, a relation, a
+    value), whole or as the several equations it writes (:func:`_assignments`)."""
+    if not _has_relation(text):
+        return False
+    context = {"head": None, "block": None}
+    for part in _split_quads(text):
+        entry = _equation(part, 0, text, context)
+        pieces = _assignments(part) if entry.error else []
+        if len(pieces) > 1:
+            entry.parts = [_equation(piece, 0, text, context) for piece in pieces]
+        if _readable(entry):
+            return True
+    return False
+
+
+def _readable(entry: Entry) -> bool:
+    """Whether an equation reads, whole or as the several equations of its line (every one
+    of its ``parts``: ``sigma_5 = 0.866, mu_5 = 5 and L = 0.928``)."""
+    return not entry.error or bool(entry.parts) and not any(part.error for part in entry.parts)
 
 
 def _has_relation(text: str) -> bool:
@@ -1035,9 +1051,10 @@ CLAIM_WORDS = 4  # the most words a name in a sentence is read from (q_5 · k_1 
 # ``= NUMBER`` in a sentence, the number plainly one: whole or with a point, then the sentence's
 # end, a space or a punctuation mark before one (not 0.5x, 0.929.5, 39.5%, 1e-05)
 CLAIMED_NUMBER = re.compile(r"(?<![=<>!\u2248])=\s*([-\u2212]?\d+(?:\.\d+)?)(?=$|\s|[.,;:!?)](?:\s|$))")
-# the word a claimed name may follow: a word of the sentence (``is``, ``Also``, ``one:``, ``(so``), not math
+# the word a claimed name may follow: a word of the sentence (``is``, ``Also``, ``one:``, ``(so``), or the comma
+# or semicolon after the claim before it (``sigma_5 = 0.866, mu_5 = 0``), not math
 # (x_5[1] + P_5[1] = 0.3, \partial z / \partial E_{2,1} = 0.3, 2 L = 1.856 claim nothing of P_5[1], E_{2,1}, L)
-CLAIM_AFTER = re.compile("^[(\"'\u201c\u2018]?[A-Za-z]{2,}[.,:;!?)\"'\u201d\u2019]*$")
+CLAIM_AFTER = re.compile("^(?:[(\"'\u201c\u2018]?[A-Za-z]{2,}[.,:;!?)\"'\u201d\u2019]*|[,;])$")
 CLAIM_START = re.compile(r"^[-+\u2212*/\u00b7\u00d7^=\u2248<>]")  # nor start as an operator: + L
 CLAIM_GOES_ON = re.compile(r"^\s*(?:[-+\u2212*/\u00b7\u00d7^=\u2248<>(\[{\\]|rounds\s+to\b)")  # 0.5 + 0.3, 0.5 \cdot 2
 

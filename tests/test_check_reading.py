@@ -198,6 +198,20 @@ def test_a_line_splits_only_before_a_known_name(derivation, line, found):
     assert statuses(derivation, line) == found
 
 
+@pytest.mark.parametrize("text,found", [
+    # (a user trial: line 1's mu_5 = 5 got no verdict and the file passed, read as a sentence
+    # that went on over the next line; alone, the line was judged)
+    (f"sigma_5 = {SIGMA_5}, mu_5 = 5 and L = {LOSS}\nsigma_5 = {SIGMA_5}, mu_5 = 0 and L = {LOSS}",
+     [("correct", "sigma_5"), ("wrong", "mu_5"), ("correct", "L"), ("correct", "sigma_5"), ("correct", "mu_5"),
+      ("correct", "L")]),
+    # a sentence's claims after a comma
+    (f"We get sigma_5 = {SIGMA_5}, mu_5 = 5 and L = {LOSS} here.", [("correct", "sigma_5"), ("wrong", "mu_5"),
+                                                                     ("correct", "L")]),
+])
+def test_every_equation_of_a_line_is_judged_whatever_follows(derivation, text, found):
+    assert statuses(derivation, text) == found
+
+
 def test_a_line_does_not_split_before_an_unknown_name(derivation):
     """``x = 1, y = 2``: neither name is the case's, the line is read whole, as before."""
     assert [status for status, _ in statuses(derivation, "x = 1, y = 2")] == ["unreadable"]
