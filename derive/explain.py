@@ -92,7 +92,8 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
                         f"printed values, or their digits are not certain); printed: {shown}"]
-    if shown != reading.correct and reading.reader == reading.correct:  # (printed as given: -0.5, not -0.500)
+    if printer.shown(ref) is not None and shown != reading.correct and reading.reader == reading.correct:
+        # (printed as given: -0.5, not -0.500; a quantity no table prints keeps its rounded digits)
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
     exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"
                             else printer.byhand.digits_expr(derivation.value(r)) for r in inputs]))

@@ -347,3 +347,13 @@ def test_a_name_that_is_its_own_formula_is_defined_by_its_operation(name, defini
     definition read "e^z_␣roof = e^z_␣roof", which says nothing; it writes the operation."""
     text = explain(name, "--head", "1") if name.startswith("e^{s") else explain(name)
     assert f"  definition: {definition}" in text
+
+
+@pytest.mark.parametrize("name", ["z_dog after", "e^z_roof after", "p(\u2423the) after", "f_5 after", "sum_j e^z_j"])
+def test_a_quantity_no_table_prints_is_explained(name):
+    """A user trial: derive explain crashed (exit 3, "Invalid literal for Fraction: 'not
+    printed'") on quantities no table prints whose reader agrees with the exact digits:
+    explain took "not printed" for the printed digits. Each is explained, its digits the
+    correctly rounded value."""
+    text = " ".join(explain(name))
+    assert "why:" in text and "-> not printed" not in text and "not printed: the" not in text
