@@ -135,7 +135,7 @@ PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
 PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
-WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|[A-Za-z]+|[\u03b1-\u03c9]/
+WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|log(2|10)(?=\s*\()|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
 SPACING.3: /\\[,;:! ]/ | /\\q?quad(?![A-Za-z])/ | /\\(left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![A-Za-z])/ | "&" | /\\displaystyle(?![A-Za-z])/
 %ignore SPACING
@@ -321,6 +321,8 @@ class _Build(Transformer):
         text = str(c[0])
         if text.startswith("\\"):
             text = text[text.index("{") + 1:-1].strip()
+        if text in ("log2", "log10"):  # (only before a parenthesis: the lexer's WORD)
+            return Sym(text)
         if text.startswith(SPACE) or (len(text) > 1 and "_" not in text and not text.isalpha()):
             return Piece(text)
         return Sym(UNICODE_GREEK.get(text, text))
@@ -452,6 +454,8 @@ def _juxtaposed(a, b):
         name = _plain_base(a)
         if a.base in ("log", "ln") and len(a.scripts) == 1 and a.scripts[0][0] == "_":
             return Call("log", b.items, a.scripts[0][1])  # log_2(0.245)
+        if a.base in ("log2", "log10") and not a.scripts:
+            return Call("log", b.items, Num(a.base[3:]))  # log2(0.245), as Python's math.log2 writes it
         if name in FUNCTIONS or name.upper() == "GELU" or name == "LN":
             return Call(name, b.items)
         if len(b.items) == 1 and isinstance(b.items[0], Piece):

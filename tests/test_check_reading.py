@@ -226,3 +226,18 @@ def test_a_long_line_of_commas_is_read_in_linear_time(derivation):
     start = time.process_time()
     found = statuses(derivation, line)
     assert time.process_time() - start < 5 and found[0] == ("correct", "L"), found[:2]
+
+
+@pytest.mark.parametrize("line, value", [("log2(8) = 3", "3"), ("log10(100) = 2", "2"),
+                                         ("-log2(0.395) = 1.340", "1.340"), ("log2 (0.5) = -1", "-1")])
+def test_log2_and_log10_are_logarithms(derivation, line, value):
+    """log2(x) and log10(x) (Python's math.log2, math.log10): read as log(2) times x, a user
+    trial's true line was wrong (log2(8) = 5.545..., 8 ln 2). The values: log2(8) = 3,
+    log10(100) = 2, -log2(0.395) = 1.34007... (ln 0.395 = -0.92887..., over ln 2)."""
+    assert abs(-math.log2(0.395) - 1.34007) < 1e-5
+    found = verdicts(derivation, line)
+    assert [status for _, status, _ in found] == ["correct"], found
+
+
+def test_a_word_that_starts_with_log_is_still_a_word(derivation):
+    assert "no quantity is called 'logits'" in verdicts(derivation, "logits = 1")[0][2]
