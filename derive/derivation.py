@@ -62,6 +62,7 @@ class Derivation:
                                    file=self.case.path, explain=partial(_undefined, self.case, self.graph),
                                    gradients=conv.gradients)
         self.forms = ExactForms(self.graph, self.evaluator, conv.learning_rate)
+        self.evaluator.decide = self.forms.rational_in  # (a branch no precision decides: its input's exact form)
         self.rounder = Rounder(self.evaluator, self.forms, file=self.case.path)
         for step in self.steps:  # a step displays itself in a notebook through its derivation
             step.derivation = self

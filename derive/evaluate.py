@@ -16,12 +16,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import repeat
 
 from flint import arb, ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
-from .graph import Graph, NeedPrecision, Undefined, Value, Weights, is_zero
+from .graph import Graph, NeedPrecision, Undefined, Value, Weights, as_arb, is_exact, is_zero
 from .kernels import ZERO, Factor, plus, weight_factor
 from .steps import Ref
 
@@ -131,14 +132,17 @@ class Evaluation:
     after: Pass | None
 
 
-def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = True) -> Pass:
+def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = True,
+            exact: Mapping[int, fmpq] | None = None) -> Pass:
     """Evaluate every node in order at the current working precision.
 
     ``updated`` replaces trainable leaves' values (the weights after the step, for the
     pass after it). With ``kernels`` (the default), each matrix product the graph records
     (:class:`~derive.kernels.MatMul`) is computed in one call when its first node is
     reached, a weight it multiplies by read as one :class:`~derive.kernels.Factor`;
-    without, node by node (the scalar path; the same numbers).
+    without, node by node (the scalar path; the same numbers). ``exact``: nodes whose
+    value is known to be a rational (a branch's input whose exact form simplifies to 0:
+    :meth:`Evaluator.evaluation`), taken instead of their balls.
 
     Raises:
         NeedPrecision: a ball is too wide to decide a branch; evaluate at a higher precision.
@@ -155,7 +159,14 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
         weight, across passes and precisions), or the weight after the step."""
         return moved[w] if w in moved else weight_factor(w)
 
+    exact = exact or {}
     values: list[Value] = []
+
+    def made() -> Pass:
+        """The values so far, with the weights only kernels read (whole)."""
+        given = [w for w in graph.weights if w.start in whole and w not in moved]
+        return Pass(values, LeafValues(graph, {**{w: weight_factor(w) for w in given}, **moved}, {}))
+
     nodes = graph.nodes.items  # (a weight's entries are skipped below: the rest are Nodes)
     while (i := len(values)) < len(nodes):  # (a kernel or a weight fills in many values at once)
         w = weights.get(i)
@@ -168,20 +179,23 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
         group = groups.get(i)
         if group is not None:
             values += group.forward(values, factor_of)
+            for k in (k for k in exact if i <= k < len(values)):
+                values[k] = exact[k]
             continue
         node = nodes[i]
         if node.op is None:
             values.append(others.get(i, node.leaf))
+            continue
+        if i in exact:
+            values.append(exact[i])
             continue
         try:
             values.append(node.op.eval([values[p] for p in node.parents]))
         except Undefined as exc:
             raise Undefined(f"{node.meta.label}: {exc}", i) from None
         except NeedPrecision:
-            raise NeedPrecision(i / len(nodes)) from None
-    given = [w for w in graph.weights if w.start in whole and w not in moved]
-    leaves = LeafValues(graph, {**{w: weight_factor(w) for w in given}, **moved}, {})
-    return Pass(values, leaves)
+            raise NeedPrecision(i / len(nodes), i, made()) from None
+    return made()
 
 
 def gradient_leaves(graph: Graph, gradients: tuple[str, ...] | None = None) -> list[int]:
@@ -276,18 +290,20 @@ def _step(w: Weights, D: Factor, eta: fmpq) -> Factor:
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
              trained: tuple[str, ...] | None = None, kernels: bool = True,
-             gradients: tuple[str, ...] | None = None) -> Evaluation:
+             gradients: tuple[str, ...] | None = None, exact: Mapping[int, fmpq] | None = None) -> Evaluation:
     """Forward pass, gradients of the loss node ``loss`` for the weights named in
     ``gradients`` (None: all of them; none of the graph's: the loss alone, no step and no
     pass after), one SGD step ``theta - eta dL/dtheta`` (seed 000, step 2b) on those of
     them named in ``trained`` (None: all) and the pass again, all at ``prec`` bits, with
-    the graph's matrix kernels or (``kernels`` False) node by node.
+    the graph's matrix kernels or (``kernels`` False) node by node; ``exact``: the
+    forward pass's nodes known to be rationals (:func:`forward`; not the pass after the
+    step, whose weights differ).
 
     Raises:
         NeedPrecision, Undefined: as :func:`forward`.
     """
     with ctx.workprec(prec):
-        before = forward(graph, kernels=kernels)
+        before = forward(graph, kernels=kernels, exact=exact)
         if loss is None or not any(gradients is None or p in gradients for p in param_names(graph)):
             return Evaluation(prec, before, {}, {}, None)
         grads = backward(graph, before.values, loss, kernels, gradients)
@@ -297,7 +313,10 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
                                                                not in trained)
                   else before.values[leaf] - learning_rate * g for leaf, g in grads.others.items()}
         updated = LeafValues(graph, matrices, others)
-        after = forward(graph, updated, kernels)
+        try:
+            after = forward(graph, updated, kernels)
+        except NeedPrecision as exc:  # (exact forms are of the pass before the step: more precision here)
+            raise NeedPrecision(exc.reached) from None
     return Evaluation(prec, before, grads, updated, after)
 
 
@@ -317,6 +336,10 @@ class Evaluator:
 
     Attribute ``kernels`` (default True): evaluate recorded matrix products in one call;
     set it to False before the first evaluation for the scalar path (the same numbers).
+    Attribute ``decide`` (default None): ``decide(node_id, values)``, the rational a
+    quantity is by its exact form built from a pass's ``values``, or None (the exact
+    path: :meth:`derive.exact.ExactForms.rational_in`); the evaluation asks it about the
+    input of a branch no precision decides (a ReLU of an exact 0 made of square roots).
     """
 
     def __init__(self, graph: Graph, loss: int | None, learning_rate: fmpq,
@@ -333,6 +356,9 @@ class Evaluator:
         self._evaluations: dict[int, Evaluation] = {}
         self._too_low: set[int] = set()  # precisions where a branch was undecided (NeedPrecision)
         self.kernels = True
+        self.decide: Callable[[int, Pass], Fraction | None] | None = None
+        self.exact: dict[int, fmpq] = {}  # branch inputs found rational by decide (the forward pass's)
+        self._asked: set[int] = set()  # branch inputs decide was asked about
 
     @property
     def precisions(self) -> tuple[int, ...]:
@@ -346,9 +372,14 @@ class Evaluator:
         at a higher precision answers for a lower one and replaces it (one evaluation is
         kept: a wide model's holds gigabytes, and its balls are at least as narrow).
 
+        A branch undecided at some precision first has its input's exact form asked
+        (:attr:`decide`): an input that is a rational (an exact 0 that square roots make
+        into balls, as the seed's pre-activation with ReLU) is taken as that rational and
+        the evaluation made again at the same precision; else the precision goes up.
+
         Raises:
-            EvaluationError: a branch is still undecided at MAX_PREC bits, or the forward
-                pass is undefined (from ``explain``).
+            EvaluationError: a branch is still undecided at MAX_PREC bits (naming the
+                quantity), or the forward pass is undefined (from ``explain``).
         """
         kept = [p for p in self._evaluations if p >= prec]
         if kept:
@@ -361,16 +392,38 @@ class Evaluator:
             try:
                 with gc_paused():
                     self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
-                                                       self.trained, self.kernels, self.gradients)
+                                                       self.trained, self.kernels, self.gradients, self.exact)
             except NeedPrecision as exc:
+                if self._decided(exc):
+                    continue  # (the same precision again, the input taken exactly)
                 if prec >= MAX_PREC:
-                    raise EvaluationError("a branch (ReLU at 0 or a division) cannot be decided",
+                    where = f" ({self.graph.nodes[exc.node].meta.label}: its input is 0 or too near 0 to tell)" \
+                        if exc.node is not None else ""
+                    raise EvaluationError(f"a branch (ReLU at 0 or a division) cannot be decided{where}",
                                           file=self.file) from None
                 self._too_low.add(prec)
                 prec = next_precision(prec, exc.reached)
             except Undefined as exc:
                 raise self.explain(exc) from None
         return self._evaluations[prec]
+
+    def _decided(self, exc: NeedPrecision) -> bool:
+        """Whether :attr:`decide` finds an input of the undecided branch ``exc`` names (a
+        ball holding 0 in the pass before the step) to be a rational, each input asked
+        once; those found go into :attr:`exact`."""
+        if self.decide is None or exc.node is None or exc.values is None:
+            return False
+        found = False
+        for p in dict.fromkeys(self.graph.nodes[exc.node].parents):
+            v = exc.values[p]
+            if p in self._asked or is_exact(v) or not as_arb(v).contains(0):
+                continue
+            self._asked.add(p)
+            q = self.decide(p, exc.values)
+            if q is not None:
+                self.exact[p] = fmpq(q.numerator, q.denominator)
+                found = True
+        return found
 
     def value(self, ref: Ref, prec: int = START_PREC) -> Value:
         """The value (fmpq or arb) of one quantity at ``prec`` bits (see :meth:`evaluation`).

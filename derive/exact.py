@@ -119,7 +119,7 @@ class ExactForms:
             if len(parts) == len(node.parents) and len(self._slow) < SLOW_FORMS and node_id not in self._slow \
                     and not self._sum_over(node, parts, limit) \
                     and not (limit <= CLOSED_FORM_SIZE and _huge_root(node.op, parts)):
-                steep = self._steep(node_id)
+                steep = self._steep(node_id, values)
                 try:
                     with budget(FORM_SECONDS) as mine:  # (SymPy tests a 2,000-digit integer for primality in a sqrt)
                         with sympy.evaluate(not steep):
@@ -285,15 +285,35 @@ class ExactForms:
             return None
         return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
 
-    def _steep(self, node_id: int) -> bool:
+    def _steep(self, node_id: int, values) -> bool:
         """Whether a quantity's operation is an exponential whose argument passes
-        EXACT_PATH_EXPONENT (:func:`exponent_size`), judged from its input's value at the
-        starting precision."""
+        EXACT_PATH_EXPONENT (:func:`exponent_size`), judged from its input's value in
+        ``values`` (the forward pass, by node id)."""
         node = self.graph.nodes[node_id]
         if node.op is None or len(node.parents) != 1:
             return False
-        size = approx(self.evaluator.value(Ref("before", node.parents[0])))
-        return exponent_size(node.op, size) > EXACT_PATH_EXPONENT
+        return exponent_size(node.op, approx(values[node.parents[0]])) > EXACT_PATH_EXPONENT
+
+    def rational_in(self, node_id: int, values) -> Fraction | None:
+        """The rational a forward quantity is, where its exact form (at most EXACT_PATH_SIZE
+        operations, built from ``values``: a pass up to the quantity, by node id, of which
+        only whether a value is exact is read, and an exact one's fraction) simplifies to
+        one within EXACT_PATH_SECONDS of CPU time and what is left of EXACT_PATH_TOTAL, in a
+        forked child (:func:`~derive.isolated.isolated_map`); else None. What the evaluation
+        asks about a branch's input no precision decides (:attr:`derive.evaluate.Evaluator.decide`)."""
+        def simplified(_):
+            form = self._form(node_id, EXACT_PATH_SIZE, {}, values)[0]
+            if form is None or form.free_symbols or _huge_power(form) \
+                    or (self._steep_forms and form.has(*self._steep_forms)):
+                return None
+            simple = sympy.simplify(form)
+            return Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
+
+        import sympy.physics.units  # noqa: F401  (as rationals: once here, not in the child)
+        left = max(EXACT_PATH_TOTAL - self._exact_spent, 0.0)
+        outcome = isolated_map(simplified, [node_id], EXACT_PATH_SECONDS, left)[0]
+        self._exact_spent += outcome.seconds
+        return outcome.value
 
     def definition(self, node_id: int) -> sympy.Expr:
         """The quantity's operation applied to its parents, named by their labels (a

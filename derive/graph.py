@@ -37,12 +37,16 @@ class NeedPrecision(Exception):
     """A ball straddles a point where the operation is not smooth (ReLU at 0, a division
     by a ball containing 0): evaluate again at a higher working precision.
 
-    Attribute ``reached``: the fraction of its nodes (0 to 1) the forward pass had
-    evaluated when it stopped here, when a pass raised it (else None)."""
+    Attributes, when a forward pass raised it (else None): ``reached``, the fraction of
+    its nodes (0 to 1) the pass had evaluated when it stopped; ``node``, the id of the
+    node whose operation could not decide; ``values``, the pass's values up to it (by
+    node id: :class:`derive.evaluate.Pass`), from which its inputs' exact forms are built."""
 
-    def __init__(self, reached: float | None = None):
+    def __init__(self, reached: float | None = None, node: int | None = None, values=None):
         super().__init__()
         self.reached = reached
+        self.node = node
+        self.values = values
 
 
 class Undefined(ArithmeticError):

@@ -61,3 +61,21 @@ def test_gated_mlp_agrees_with_torch(seed, activation, tmp_path):
     assert all(block.options["gated"] and "W_3" in block.matrices for block in case.blocks)
     result = parts_crosscheck(case)
     assert result["symbols"]["up"] == result["symbols"]["gated"] == result["symbols"]["hidden"] > 0
+
+
+def test_relu_on_the_seed_agrees_with_torch(tmp_path):
+    """The seed with ReLU for its GELU (a user trial: "a branch (ReLU at 0 or a division)
+    cannot be decided"): the row of `the` has pre-activations that are exactly 0, made of
+    square roots (u'_1 W_1, columns 3 and 7), which no precision decides; their exact forms
+    do, and every record (activations, L, dL/dtheta, the pass after the step) agrees with
+    torch in float64."""
+    from pathlib import Path
+
+    seed = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    text, n = re.subn(r'^activation = "[^"]*"', 'activation = "relu"', seed, flags=re.M)
+    assert n == 1
+    path = tmp_path / "relu.toml"
+    path.write_text(text, encoding="utf-8")
+    result = crosscheck(path)
+    assert result["case"].conventions.activation == "relu" and result["symbols"]["g"] > 0
+

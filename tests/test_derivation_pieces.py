@@ -66,8 +66,22 @@ def test_evaluator_gives_up_at_max_prec_naming_the_file():
     g.add(Relu(), [g.add(Lin([1], -2), [square], Meta("d", "d"))], Meta("m", "m"))
     with pytest.raises(EvaluationError, match="cannot be decided") as info:
         Evaluator(g, None, Fraction(0), file="tiny.toml").evaluation()
-    assert info.value.file == "tiny.toml"
+    assert info.value.file == "tiny.toml" and "(m: its input is 0 or too near 0 to tell)" in str(info.value)
     assert MAX_PREC > START_PREC
+
+
+def test_a_branch_on_an_exact_zero_is_decided_by_its_exact_form():
+    """relu(sqrt(2)^2 - 2): no precision decides the ball around 0, the input's exact form
+    does (sqrt(2)^2 - 2 = 0), and m is exactly 0, at the first precision."""
+    g = Graph()
+    r = g.add(Sqrt(), [g.leaf(Fraction(2), Meta("x", "x"))], Meta("r", "r"))
+    square = g.add(Mul(), [r, r], Meta("s", "s"))
+    d = g.add(Lin([1], -2), [square], Meta("d", "d"))
+    m = g.add(Relu(), [d], Meta("m", "m"))
+    ev = Evaluator(g, None, Fraction(0))
+    ev.decide = ExactForms(g, ev, Fraction(0)).rational_in
+    values = ev.evaluation()
+    assert values.prec == START_PREC and values.before[m] == 0 and values.before[d] == 0
 
 
 def undefined_graph() -> Graph:
