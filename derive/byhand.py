@@ -299,7 +299,7 @@ def _decimal_at_places(fmt: Format) -> re.Pattern | None:
 
 class _Leaves:
     """The leaves outside the weights as :func:`derive.evaluate.forward` reads them
-    (``others.get(i, default)``): each one's value from ``given`` (:meth:`ByHand._given`)."""
+    (``others.get(i, default)``): each one's value from ``given`` (:meth:`ByHand._given_value`)."""
 
     def __init__(self, given):
         self._given = given
@@ -388,7 +388,7 @@ class ByHand:
         except KeyError:
             node = self.graph.nodes[node_id]
             if node.op is None:
-                value = self._given(node_id)[0]
+                value = self._given_value(node_id)[0]
             else:
                 shown = self._shown(node_id)
                 value = None if shown is None else fmpq(shown.numerator, shown.denominator)
@@ -449,26 +449,40 @@ class ByHand:
 
     def _given(self, node_id: int) -> tuple[fmpq, F.Node]:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
-        formula): exactly when a table prints it whole (``-0.5``, ``0.484375``) or no
-        table shows it (the 1 of a bias), else as printed (a float32 weight rounded to the
-        places). In the pass after the step, a weight the step moved is taken as the SGD
-        step's table prints it (``E_{2,1}`` after the step: −0.499), any other as before it.
+        formula): :meth:`_given_value`, written as printed (``F.Dec``) or as its exact
+        number (``-1/2``).
+
+        Raises:
+            Undefined: as :meth:`_given_value`."""
+        value, text = self._given_value(node_id)
+        return value, F.Dec(text) if text is not None else F.number(Fraction(int(value.p), int(value.q)))
+
+    def _given_value(self, node_id: int) -> tuple[fmpq, str | None]:
+        """A leaf as the reader takes it, as (value, the printed text it is read from, or
+        None when it is taken exactly): exactly when a table prints it whole (``-0.5``,
+        ``0.484375``) or no table shows it (the 1 of a bias), else as printed (a float32
+        weight rounded to the places). In the pass after the step, a weight the step moved
+        is taken as the SGD step's table prints it (``E_{2,1}`` after the step: −0.499),
+        any other as before it. Made once per leaf, without the formula (a weight's values
+        fill a matrix for the pass after the step: :meth:`_whole_pass`).
 
         Raises:
             Undefined: a weight after the step that no table prints with digits and whose
                 value is not exact: the reader has no number to take."""
-        if node_id not in self._givens:
+        known = self._givens.get(node_id)
+        if known is None:
             ref, value = self._leaf(node_id)
             exact = Fraction(int(value.p), int(value.q)) if is_exact(value) else None
             text = self.printed.get(ref) if ref is not None else None
             if ref not in self.whole and is_number(text) and printed_fraction(text) != exact:
                 q = printed_fraction(text)
-                self._givens[node_id] = fmpq(q.numerator, q.denominator), F.Dec(text.replace("\u2212", "-"))
+                known = fmpq(q.numerator, q.denominator), text.replace("\u2212", "-")
             elif exact is None:
                 raise Undefined(f"{self.graph.nodes[node_id].meta.label} after the step is printed with no digits")
             else:
-                self._givens[node_id] = value, F.number(exact)
-        return self._givens[node_id]
+                known = value, None
+            self._givens[node_id] = known
+        return known
 
     def _leaf(self, node_id: int) -> tuple[Ref | None, Value]:
         """Where the page prints a leaf of this reader's pass (None: nowhere) and the leaf's
@@ -541,7 +555,7 @@ class ByHand:
         values are then made one by one, and only those that read it fail)."""
         if self._prec not in self._passes_made:
             graph = self.graph
-            leaves = LeafValues(graph, {w: self._weight_factor(w) for w in graph.weights}, _Leaves(self._given))
+            leaves = LeafValues(graph, {w: self._weight_factor(w) for w in graph.weights}, _Leaves(self._given_value))
             try:
                 with ctx.workprec(self._prec):
                     self._passes_made[self._prec] = forward(graph, leaves)
@@ -601,7 +615,7 @@ class ByHand:
         rows x cols as one exact :class:`~derive.kernels.Factor`; made once."""
         if weights.start not in self._weights:
             ids = range(weights.start, weights.start + weights.rows * weights.cols)
-            self._weights[weights.start] = Factor(weights.rows, weights.cols, [self._given(i)[0] for i in ids],
+            self._weights[weights.start] = Factor(weights.rows, weights.cols, [self._given_value(i)[0] for i in ids],
                                                   kind="exact")
         return self._weights[weights.start]
 
@@ -767,7 +781,7 @@ class ByHand:
             return None
         node = self.graph.nodes[ref.id]
         eta = self.derivation.case.conventions.learning_rate
-        given = self._given(ref.id)[0]  # the weight as printed
+        given = self._given_value(ref.id)[0]  # the weight as printed
         before = Fraction(int(given.p), int(given.q))
         exact = self.derivation.value(ref)
         moved = not (is_exact(exact) and exact == node.leaf)
@@ -939,7 +953,7 @@ class ByHand:
         with ctx.workprec(prec):
             for i, node in enumerate(self.graph.nodes):
                 if node.op is None:
-                    values[i] = self._given(i)[0]  # a weight as printed
+                    values[i] = self._given_value(i)[0]  # a weight as printed
                     continue
                 try:
                     v = node.op.eval([values[p] for p in node.parents])
