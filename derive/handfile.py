@@ -543,6 +543,8 @@ class _Reader:
                     continue
                 if rows and CONTINUED_ROW.match(part):  # a long form's further line: `&\quad + ...`
                     rows[-1] = (rows[-1][0], rows[-1][1] + " " + CONTINUED_ROW.sub("", part, count=1))
+                elif rows and CONTINUED_CHAIN.match(part):  # the chain of the row above goes on: `&= 2.4905`
+                    rows[-1] = (rows[-1][0], rows[-1][1] + " " + CONTINUED_CHAIN.sub("", part, count=1))
                 else:
                     rows.append((number, part))
         for number, row in rows:
@@ -722,6 +724,7 @@ def _cell_arithmetic(cell: str):
 
 
 CONTINUED_ROW = re.compile(r"^\s*&\s*\\q?quad(?![A-Za-z])")  # an aligned row that goes on the row above
+CONTINUED_CHAIN = re.compile(r"^\s*&\s*(?==|\\approx(?![A-Za-z])|\\to(?![A-Za-z])|\u2248)")  # a row with no left side: `&= 2.4905`
 
 
 def _key(header: str) -> bool:

@@ -241,3 +241,14 @@ def test_log2_and_log10_are_logarithms(derivation, line, value):
 
 def test_a_word_that_starts_with_log_is_still_a_word(derivation):
     assert "no quantity is called 'logits'" in verdicts(derivation, "logits = 1")[0][2]
+
+
+def test_an_aligned_chain_goes_on_over_its_rows(derivation):
+    """A user trial: in an aligned display, ``z_{roof} &= -0.987 \\cdot (-0.5) + ... \\\\ &= 2.4905``
+    judged the first row's sum as z_roof's value (wrong) and the second row as unreadable
+    (nothing before its =). A row with no left side goes on with the row above: one chain,
+    the seed's printed f_5 times W_U's column (step 13) = 2.4905 exactly, explained."""
+    assert -0.987 * -0.5 + 0.928 * 1 + 1.069 * 1 == pytest.approx(2.4905)
+    text = ("$$\n\\begin{aligned}\nz_{\\text{roof}} &= -0.987 \\cdot (-0.5) + 0.928 \\cdot 1 + 1.069 \\cdot 1 \\\\\n"
+            "&= 2.4905\n\\end{aligned}\n$$\n")
+    assert [(line, status) for line, status, _ in verdicts(derivation, text)] == [(3, "explained")]
