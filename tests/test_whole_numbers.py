@@ -101,7 +101,11 @@ def check_whole(case: str, width: str, tmp_path) -> int:
         printed = Counter(m.replace("\u2212", "-") for m in DECIMAL.findall(steps[number]))
         numbers = Counter({k: v for k, v in shown.items() if DECIMAL.fullmatch(k)})
         missing = numbers - printed
-        assert not missing, f"{case} at {width}, step {number}: not printed whole: {list(missing.elements())[:5]}"
+        # (a value on a rounding boundary is decided by the exact path within a CPU budget: the page's
+        # process may print "undecided" where the JSON's decided it, or the other way, as the machine's
+        # speed goes; each such number must stand where the page says undecided)
+        assert sum(missing.values()) <= steps[number].count("undecided"), \
+            f"{case} at {width}, step {number}: not printed whole: {list(missing.elements())[:5]}"
         if numbers != shown:  # undecided values are printed as such
             assert "undecided" in steps[number]
         found += sum(numbers.values())
