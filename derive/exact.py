@@ -236,6 +236,14 @@ class ExactForms:
             leaf = self.graph.nodes[ref.id].leaf
             return Fraction(int(leaf.p), int(leaf.q)) - Fraction(self.learning_rate) * derivative
         form = self.closed_form(ref.id, EXACT_PATH_SIZE) if ref.phase == "before" else self._gradient_form(ref.id)
+        return self._rational_of(form)
+
+    def _rational_of(self, form: sympy.Expr | None) -> Fraction | None:
+        """The rational ``form`` simplifies to (``sympy.simplify``), else None; None without
+        simplifying for no form, a form with a symbol in it (a quantity past the size
+        limit), or one holding an exponential built unevaluated or a huge power (see
+        :func:`exponent_size`, :func:`_huge_power`). No budget here: its callers run it in a
+        child process under one."""
         if form is None:
             return None
         steep = bool(self._steep_forms) and form.has(*self._steep_forms)
@@ -302,12 +310,7 @@ class ExactForms:
         forked child (:func:`~derive.isolated.isolated_map`); else None. What the evaluation
         asks about a branch's input no precision decides (:attr:`derive.evaluate.Evaluator.decide`)."""
         def simplified(_):
-            form = self._form(node_id, EXACT_PATH_SIZE, {}, values)[0]
-            if form is None or form.free_symbols or _huge_power(form) \
-                    or (self._steep_forms and form.has(*self._steep_forms)):
-                return None
-            simple = sympy.simplify(form)
-            return Fraction(int(simple.p), int(simple.q)) if simple.is_Rational else None
+            return self._rational_of(self._form(node_id, EXACT_PATH_SIZE, {}, values)[0])
 
         import sympy.physics.units  # noqa: F401  (as rationals: once here, not in the child)
         left = max(EXACT_PATH_TOTAL - self._exact_spent, 0.0)
