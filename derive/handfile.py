@@ -500,10 +500,7 @@ class _Reader:
         it apart: the equations of a line that writes several (``parts``: :func:`_assignments`)
         and, when its left side is several words (``Also L = 0.929``, ``Then sigma = 0.866
         and mu = 0``), the claims of a sentence (``claims``: :func:`sentence_claims`)."""
-        entry = _equation(text, line, source, context, exact)
-        pieces = _assignments(text)
-        if len(pieces) > 1:
-            entry.parts = [_equation(piece, line, source, context, exact) for piece in pieces]
+        entry = _equation_and_parts(text, line, source, context, exact)
         if len(_left_side(text).split()) > 1:
             entry.claims = sentence_claims(text, line, context)
         return entry
@@ -956,14 +953,17 @@ def _reads_as_equation(text: str) -> bool:
     if not _has_relation(text):
         return False
     context = {"head": None, "block": None}
-    for part in _split_quads(text):
-        entry = _equation(part, 0, text, context)
-        pieces = _assignments(part) if entry.error else []
-        if len(pieces) > 1:
-            entry.parts = [_equation(piece, 0, text, context) for piece in pieces]
-        if _readable(entry):
-            return True
-    return False
+    return any(_readable(_equation_and_parts(part, 0, text, context)) for part in _split_quads(text))
+
+
+def _equation_and_parts(text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
+    """:func:`_equation` of ``text``, with ``parts``: its equations read apart when it
+    writes several (:func:`_assignments`)."""
+    entry = _equation(text, line, source, context, exact)
+    pieces = _assignments(text)
+    if len(pieces) > 1:
+        entry.parts = [_equation(piece, line, source, context, exact) for piece in pieces]
+    return entry
 
 
 def _readable(entry: Entry) -> bool:
