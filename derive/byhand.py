@@ -548,7 +548,7 @@ class ByHand:
 
     def _whole_pass(self) -> Pass | None:
         """Every node's value in a forward pass (:func:`derive.evaluate.forward`) from
-        every leaf as the reader takes it (:meth:`_given`: a weight as printed in this pass,
+        every leaf as the reader takes it (:meth:`_given_value`: a weight as printed in this pass,
         a matrix as one :meth:`_weight_factor`) at the reader's precision: the reader's own
         value of each quantity the page does not print in between. Once per precision;
         None when the pass is undefined or a ball undecided anywhere in it (the reader's
