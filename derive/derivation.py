@@ -63,6 +63,7 @@ class Derivation:
                                    gradients=conv.gradients)
         self.forms = ExactForms(self.graph, self.evaluator, conv.learning_rate)
         self.evaluator.decide = self.forms.rational_in  # (a branch no precision decides: its input's exact form)
+        self.evaluator.printed_after = _printed_after(self.outputs)
         self.rounder = Rounder(self.evaluator, self.forms, file=self.case.path)
         for step in self.steps:  # a step displays itself in a notebook through its derivation
             step.derivation = self
@@ -165,6 +166,20 @@ class Derivation:
                     refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
                 refs += [Ref("after", i) for i in named if nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
         return refs
+
+
+def _printed_after(outputs: dict) -> tuple[int, ...] | None:
+    """The ids of what the page prints after the SGD step, from the rules' ``outputs``:
+    L and each target row's z, e^z, their sum and p (the quantities :meth:`Derivation.quantities`
+    lists after the step); the pass after the step is made for them and what they depend
+    on (:attr:`derive.evaluate.Evaluator.printed_after`). None without a loss."""
+    if outputs.get("L") is None:
+        return None
+    ids = [outputs["L"]]
+    for row in outputs["rows"].values():
+        for part in row.values():
+            ids += part if isinstance(part, list) else [part]
+    return tuple(ids)
 
 
 def _undefined(case: Case, graph: Graph, exc: Undefined) -> EvaluationError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -40,6 +40,12 @@ class Pass(Sequence):
 
     values: list[Value | None]
     leaves: Mapping[int, Value] = field(default_factory=dict)
+    needed: Set[int] | None = None  # (a pass of some nodes only, :func:`forward`: those; None: every node)
+
+    def holds(self, i: int) -> bool:
+        """Whether the pass has a value for node ``i`` (one made for some nodes only has
+        none for the others: see :func:`forward`'s ``needed``)."""
+        return self.needed is None or i in self.needed or self.values[i] is not None or i in self.leaves
 
     def __getitem__(self, i: int) -> Value:
         value = self.values[i]
@@ -133,7 +139,7 @@ class Evaluation:
 
 
 def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = True,
-            exact: Mapping[int, fmpq] | None = None) -> Pass:
+            exact: Mapping[int, fmpq] | None = None, needed: Sequence[int] | None = None) -> Pass:
     """Evaluate every node in order at the current working precision.
 
     ``updated`` replaces trainable leaves' values (the weights after the step, for the
@@ -142,7 +148,12 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
     reached, a weight it multiplies by read as one :class:`~derive.kernels.Factor`;
     without, node by node (the scalar path; the same numbers). ``exact``: nodes whose
     value is known to be a rational (a branch's input whose exact form simplifies to 0:
-    :meth:`Evaluator.evaluation`), taken instead of their balls.
+    :meth:`Evaluator.evaluation`), taken instead of their balls. ``needed``: the only
+    nodes (no weight's entries) whose values are wanted, in order, with every node they
+    depend on (:meth:`Graph.ancestor_operations` of what the page prints after the step:
+    z, p and L; under the causal mask, the rows before the last of the last block's
+    attention are not among them); every other node's value is None (:meth:`Pass.holds`),
+    and a matrix product computes only its rows that hold a needed entry.
 
     Raises:
         NeedPrecision: a ball is too wide to decide a branch; evaluate at a higher precision.
@@ -165,10 +176,18 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
     def made() -> Pass:
         """The values so far, with the weights only kernels read (whole)."""
         given = [w for w in graph.weights if w.start in whole and w not in moved]
-        return Pass(values, LeafValues(graph, {**{w: weight_factor(w) for w in given}, **moved}, {}))
+        return Pass(values, LeafValues(graph, {**{w: weight_factor(w) for w in given}, **moved}, {}),
+                    None if needed is None else wanted)
 
+    wanted = frozenset() if needed is None else frozenset(needed)
     nodes = graph.nodes.items  # (a weight's entries are skipped below: the rest are Nodes)
+    # (a pass of some nodes skips from one needed node, weight or product to the next)
+    stops = None if needed is None else sorted([*needed, *weights, *groups])
     while (i := len(values)) < len(nodes):  # (a kernel or a weight fills in many values at once)
+        if stops is not None and i not in wanted and i not in weights and i not in groups:
+            k = bisect_left(stops, i)
+            values += repeat(None, (stops[k] if k < len(stops) else len(nodes)) - i)
+            continue
         w = weights.get(i)
         if w is not None:  # a weight's entries at once
             if w.start in whole:  # (its kernels read the matrix whole: no value per entry is made)
@@ -178,7 +197,8 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
             continue
         group = groups.get(i)
         if group is not None:
-            values += group.forward(values, factor_of)
+            values += group.forward(values, factor_of, None if needed is None else
+                                    [any(j in wanted for j in row if j is not None) for row in group.members])
             for k in (k for k in exact if i <= k < len(values)):
                 values[k] = exact[k]
             continue
@@ -222,23 +242,21 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
     idle = set() if gradients is None else set(graph.param_leaves()).difference(gradient_leaves(graph, gradients))
     adjoint: dict[int, Value] = {output: fmpq(1)}
     whole: dict[Weights, Factor] = {}  # a weight's derivative from the products that read it whole
-    last = {}
+    group_of = {}  # a product's member -> the product (its members are contiguous, and none reads another)
     if kernels:
         for group in graph.kernels.values():
             ids = group.ids
             if ids[-1] <= output:
-                last[ids[-1]] = group
-    weight_ends = {w.start + w.rows * w.cols - 1: w.start for w in graph.weights}  # (leaves: nothing to pass on)
-    i = output + 1
-    while i > 0:
-        i -= 1
-        if i in weight_ends:
-            i = weight_ends[i]
+                group_of.update(dict.fromkeys(ids, group))
+    items = graph.nodes.items
+    below = output + 1  # (the ids from here up are done: a product is done whole at its last member met)
+    for i in reversed(graph.ancestor_operations(output)):  # (no other node has an adjoint; a weight's entries
+        node = items[i]                                     # are leaves: nothing to pass on)
+        if i >= below:
             continue
-        node = graph.nodes[i]
-        group = last.get(i)
+        group = group_of.get(i)
         if group is not None:
-            i = group.start
+            below = group.start
             grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
             if any(not is_zero(g) for row in grad for g in row):
                 scalars, matrices = group.backward(values, grad, weight_factor, idle)
@@ -290,14 +308,18 @@ def _step(w: Weights, D: Factor, eta: fmpq) -> Factor:
 
 def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
              trained: tuple[str, ...] | None = None, kernels: bool = True,
-             gradients: tuple[str, ...] | None = None, exact: Mapping[int, fmpq] | None = None) -> Evaluation:
+             gradients: tuple[str, ...] | None = None, exact: Mapping[int, fmpq] | None = None,
+             printed_after: tuple[int, ...] | None = None) -> Evaluation:
     """Forward pass, gradients of the loss node ``loss`` for the weights named in
     ``gradients`` (None: all of them; none of the graph's: the loss alone, no step and no
     pass after), one SGD step ``theta - eta dL/dtheta`` (seed 000, step 2b) on those of
     them named in ``trained`` (None: all) and the pass again, all at ``prec`` bits, with
     the graph's matrix kernels or (``kernels`` False) node by node; ``exact``: the
     forward pass's nodes known to be rationals (:func:`forward`; not the pass after the
-    step, whose weights differ).
+    step, whose weights differ). The pass after the step computes only the nodes
+    ``printed_after`` and what they depend on (its page prints z, p and L; the rows of
+    attention before the last, under the causal mask, are not needed), or every node
+    when it is None.
 
     Raises:
         NeedPrecision, Undefined: as :func:`forward`.
@@ -314,7 +336,8 @@ def evaluate(graph: Graph, loss: int | None, learning_rate: fmpq, prec: int,
                   else before.values[leaf] - learning_rate * g for leaf, g in grads.others.items()}
         updated = LeafValues(graph, matrices, others)
         try:
-            after = forward(graph, updated, kernels)
+            after = forward(graph, updated, kernels,
+                            needed=None if printed_after is None else graph.ancestor_operations(printed_after))
         except NeedPrecision as exc:  # (exact forms are of the pass before the step: more precision here)
             raise NeedPrecision(exc.reached) from None
     return Evaluation(prec, before, grads, updated, after)
@@ -359,6 +382,7 @@ class Evaluator:
         self.decide: Callable[[int, Pass], Fraction | None] | None = None
         self.exact: dict[int, fmpq] = {}  # branch inputs found rational by decide (the forward pass's)
         self._asked: set[int] = set()  # branch inputs decide was asked about
+        self.printed_after: tuple[int, ...] | None = None  # the nodes the pass after the step is made for (None: all)
 
     @property
     def precisions(self) -> tuple[int, ...]:
@@ -392,7 +416,8 @@ class Evaluator:
             try:
                 with gc_paused():
                     self._evaluations[prec] = evaluate(self.graph, self.loss, self.learning_rate, prec,
-                                                       self.trained, self.kernels, self.gradients, self.exact)
+                                                       self.trained, self.kernels, self.gradients, self.exact,
+                                                       self.printed_after)
             except NeedPrecision as exc:
                 if self._decided(exc):
                     continue  # (the same precision again, the input taken exactly)
@@ -439,6 +464,8 @@ class Evaluator:
             if ev.after is None and self.loss is not None:
                 raise NotDerived("conventions.gradients asks for no derivative: there is no SGD step and no pass "
                                  "after it", file=self.file)
+            if ev.after is not None and not ev.after.holds(ref.id):  # (not among printed_after's ancestors)
+                ev = self._whole_after(ev)
             return ev.after[ref.id]
         values = ev.grads if ref.phase == "grad" else ev.updated
         if ref.id not in values and self.loss is not None:
@@ -446,6 +473,22 @@ class Evaluator:
             raise NotDerived(f"conventions.gradients leaves out {param}: its derivative is not derived",
                              file=self.file)
         return values[ref.id]
+
+    def _whole_after(self, ev: Evaluation) -> Evaluation:
+        """``ev`` with its pass after the step made for every node (it was made for
+        :attr:`printed_after` only: :func:`evaluate`), at the same precision; from now on
+        every evaluation makes it whole. A branch that precision does not decide there
+        (outside what the page prints) raises the precision as :meth:`evaluation` does."""
+        self.printed_after = None
+        try:
+            with ctx.workprec(ev.prec), gc_paused():
+                ev.after = forward(self.graph, ev.updated, self.kernels)
+        except NeedPrecision:
+            self._evaluations.clear()
+            return self.evaluation(next_precision(ev.prec))
+        except Undefined as exc:
+            raise self.explain(exc) from None
+        return ev
 
     def values(self, refs: Iterable[Ref], prec: int = START_PREC) -> Iterator[Value]:
         """The value of each ref in turn at ``prec`` bits, as :meth:`value` gives it, found

@@ -20,6 +20,7 @@ a ball does not decide a digit, as it always does).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from flint import arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
@@ -504,20 +505,27 @@ class MatMul:
         """The member node ids in order (contiguous, from ``start``)."""
         return [i for row in self.members for i in row if i is not None]
 
-    def forward(self, values: list[Value], factor_of) -> list[Value]:
+    def forward(self, values: list[Value], factor_of, rows: list[bool] | None = None) -> list[Value | None]:
         """The members' values, in member order, from the values of ``rows``, ``cols`` and
         ``bias`` (a masked operand counts as an exact 0: its term is skipped);
         ``factor_of(weights)`` gives a weight's :class:`Factor` in this pass. The bias is
-        added to ``X W`` entry by entry (an exact 0 on either side leaves the other)."""
-        Y = product(self._left(values), self._right(values, factor_of))
+        added to ``X W`` entry by entry (an exact 0 on either side leaves the other).
+        ``rows``: which rows of Y to compute (T flags; None: all), the others' members
+        None (a pass of some nodes only: :func:`derive.evaluate.forward`)."""
+        kept = range(len(self.rows)) if rows is None else [t for t, keep in enumerate(rows) if keep]
+        if not kept:
+            return [None] * len(self.ids)
+        Y = dict(zip(kept, product(self._left(values, kept), self._right(values, factor_of))))
         if self.bias is not None:
             b = [values[i] for i in self.bias]
-            Y = [list(map(plus, row, b)) for row in Y]
-        return [Y[t][c] for t, row in enumerate(self.members) for c, i in enumerate(row) if i is not None]
+            Y = {t: list(map(plus, row, b)) for t, row in Y.items()}
+        return [Y[t][c] if t in Y else None for t, row in enumerate(self.members) for c, i in enumerate(row)
+                if i is not None]
 
-    def _left(self, values: list[Value]) -> Factor:
-        """X (T x n) as values, an exact 0 for a masked operand."""
-        return Factor.of_rows([[ZERO if i is None else values[i] for i in row] for row in self.rows], len(self.cols[0]))
+    def _left(self, values: list[Value], kept: Sequence[int] | None = None) -> Factor:
+        """X (T x n, or the rows ``kept`` of it) as values, an exact 0 for a masked operand."""
+        rows = self.rows if kept is None else [self.rows[t] for t in kept]
+        return Factor.of_rows([[ZERO if i is None else values[i] for i in row] for row in rows], len(self.cols[0]))
 
     def _right(self, values: list[Value], factor_of) -> Factor:
         """W (n x m) as values (the weight's own factor when it is one)."""
@@ -534,21 +542,26 @@ class MatMul:
         a :attr:`weight` (or :attr:`bias_weight`) ``(weights, dW)`` with dW its whole
         derivative as a :class:`Factor` (exact zeros included). The ids in ``idle`` (weights whose
         derivative is not asked for) get nothing: a factor or bias all of whose ids are
-        idle is not computed."""
+        idle is not computed. A row of ``grad`` that is all exact zeros (a row the loss does
+        not read: every row of a causal attention's last block but the last) is left out
+        of every product: its terms are exact zeros, which the products skip."""
         scalars, matrices = [], []
-        G = Factor.of_rows(grad, len(self.cols))
+        live = [t for t, row in enumerate(grad) if any(type(g) is not fmpq or g for g in row)]  # (not is_zero)
+        G = Factor.of_rows([grad[t] for t in live], len(self.cols))
+        X = None if len(live) == len(grad) else live  # (the rows of X the products read)
         if not _all_idle(self.rows, idle):
             W = self._right(values, factor_of)
-            for row_ids, row in zip(self.rows, product(G, W.transpose())):
-                scalars += [(i, d) for i, d in zip(row_ids, row) if i is not None and not is_zero(d) and i not in idle]
+            for t, row in zip(live, product(G, W.transpose())):
+                scalars += [(i, d) for i, d in zip(self.rows[t], row) if i is not None and not is_zero(d)
+                            and i not in idle]
         if self.weight is not None:
             if self.weight.start not in idle:
-                matrices.append((self.weight, product_factor(self._left(values).transpose(), G)))
+                matrices.append((self.weight, product_factor(self._left(values, X).transpose(), G)))
         elif not _all_idle(self.cols, idle):
-            for col_ids, col in zip(self.cols, transpose(product(self._left(values).transpose(), G))):
+            for col_ids, col in zip(self.cols, transpose(product(self._left(values, X).transpose(), G))):
                 scalars += [(i, d) for i, d in zip(col_ids, col) if i is not None and not is_zero(d) and i not in idle]
         if self.bias is not None and not _all_idle([self.bias], idle):
-            (sums,) = product([[fmpq(1)] * len(grad)], G)
+            (sums,) = product([[fmpq(1)] * len(live)], G)
             if self.bias_weight is not None:
                 matrices.append((self.bias_weight, Factor(1, len(sums), sums)))
             else:

@@ -188,3 +188,37 @@ def test_random_case(seed, tmp_path):
     case = result["case"]
     symbols = ALL_SYMBOLS - (set() if case.conventions.final_layernorm else {"f"})
     assert set(result["symbols"]) == symbols
+
+
+@pytest.mark.parametrize("name", ["cat-climbed", 3, 11])
+def test_the_pass_after_off_the_page_agrees_with_torch(name, tmp_path):
+    """The pass after the step is made for what its page prints (z, e^z, p, L and what
+    they read: under the causal mask, not the rows of the attention before the last);
+    a quantity off that path asked for after the step is made then, and agrees with
+    torch's whole pass after: every attention weight a_{i,j} (masked ones 0) and every
+    residual h of every row."""
+    from derive.graph import approx
+    from derive.steps import Ref
+
+    case = load_case(str(write_case(name, tmp_path)) if isinstance(name, int) else name)
+    derivation = derive(case)
+    reference = run(case)
+    graph = derivation.graph
+    assert len(case.ids) > 1 and case.conventions.mask == "causal"
+    first = derivation.evaluation().after
+    off = [i for i in graph.operations() if not first.holds(i)]
+    assert off  # (some quantity is off the page's path: the comparison below reads it)
+    compared = 0
+    for i in graph.operations():
+        meta = graph.nodes[i].meta
+        if meta.symbol == "a":
+            want = float(reference.after.heads[(meta.block, meta.head)]["a"][meta.position - 1][meta.index - 1])
+        elif meta.symbol == "h":
+            want = float(reference.after.blocks[meta.block]["h"][meta.position - 1][meta.index - 1])
+        else:
+            continue
+        got = approx(derivation.value(Ref("after", i)))
+        assert close(got, want), f"{meta.label} after the step: derive {got} vs torch {want}"
+        compared += 1
+    assert compared > len(off) // 10 and any(i in off for i in graph.operations()
+                                             if graph.nodes[i].meta.symbol in ("a", "h"))
