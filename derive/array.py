@@ -296,21 +296,29 @@ class Array:
             return [[None if e is None else e.node(graph, meta and meta(t, c)) for c, e in enumerate(row)]
                     for t, row in enumerate(self.rows)]
         rows, cols, bias = layout[:3]
-        masked_rows = [None in row for row in rows]
         masked_cols = [None in col for col in cols]
         ids = []
         for t, row in enumerate(self.rows):
             out_row = []
+            x = rows[t]
+            kept = [k for k, i in enumerate(x) if i is not None] if None in x else None
+            if kept is not None:  # a masked operand's terms are left out (the row's ids, shared by its entries)
+                x = [x[k] for k in kept]
             for c, e in enumerate(row):
                 if e is None:
                     out_row.append(None)
-                elif masked_rows[t] or masked_cols[c]:  # a masked operand: its terms are left out
-                    out_row.append(e.node(graph, meta and meta(t, c)))
-                else:  # parents x_t, (b_c,) w_c, (1,): as Products lists them
-                    b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
-                    e.done = graph.add(e.op, Operands(rows[t], b, cols[c], one),
-                                       meta(t, c) if meta else Meta(None, "scratch"))
-                    out_row.append(e.done)
+                    continue
+                # parents x_t, (b_c,) w_c, (1,): as Products lists its pairs, a term whose x or w is masked left out
+                w = cols[c]
+                x_c = x
+                if masked_cols[c]:
+                    both = [k for k in (range(len(w)) if kept is None else kept) if w[k] is not None]
+                    x_c, w = [rows[t][k] for k in both], [w[k] for k in both]
+                elif kept is not None:
+                    w = [w[k] for k in kept]
+                b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
+                e.done = graph.add(e.op, Operands(x_c, b, w, one), meta(t, c) if meta else Meta(None, "scratch"))
+                out_row.append(e.done)
             ids.append(out_row)
         _add_kernel(graph, layout, ids)
         return ids
