@@ -375,7 +375,7 @@ class ByHand:
         self._intervals: dict[str, tuple | None] = {}  # a printed text -> (lo, hi) (see _rounds_as_printed)
         self._plain = _decimal_at_places(fmt)
         self._page_ids: frozenset[int] | None = None  # the nodes of this pass printed on the page (:meth:`_make_in_order`)
-        self._passes_made: dict[int, Pass | None] = {}  # precision -> the reader's whole pass (:meth:`_whole_pass`)
+        self._passes_made: dict[int, Pass | None] = {}  # precision -> the reader's pass (:meth:`_reader_pass`)
 
     # ------------------------------------------------------------------ reader inputs
     def _input_value(self, node_id: int) -> Value:
@@ -464,7 +464,7 @@ class ByHand:
         weight rounded to the places). In the pass after the step, a weight the step moved
         is taken as the SGD step's table prints it (``E_{2,1}`` after the step: −0.499),
         any other as before it. Made once per leaf, without the formula (a weight's values
-        fill a matrix for the pass after the step: :meth:`_whole_pass`).
+        fill a matrix for the pass after the step: :meth:`_reader_pass`).
 
         Raises:
             Undefined: a weight after the step that no table prints with digits and whose
@@ -524,7 +524,7 @@ class ByHand:
         Python's stack).
 
         Where nothing between the weights and ``node_id`` is printed, those values are the
-        forward pass from the weights as the reader takes them (:meth:`_whole_pass`: one
+        forward pass from the weights as the reader takes them (:meth:`_reader_pass`: one
         product per matrix, not one reading per entry; crane's p after took a quarter of
         its page), unless that pass is undefined or undecided somewhere.
 
@@ -537,7 +537,7 @@ class ByHand:
                                        if r.phase == self.phase and is_number(text))
         reached = self.graph.ancestors(node_id, stop=self._page_ids)
         needed = reached - self._page_ids
-        whole = self._whole_pass() if reached & self._page_ids <= {node_id} else None
+        whole = self._reader_pass(node_id) if reached & self._page_ids <= {node_id} else None
         nodes = self.graph.nodes
         for i in sorted(needed):
             if nodes[i].op is not None:
@@ -546,19 +546,27 @@ class ByHand:
                 else:
                     self._raw_value(i)
 
-    def _whole_pass(self) -> Pass | None:
-        """Every node's value in a forward pass (:func:`derive.evaluate.forward`) from
-        every leaf as the reader takes it (:meth:`_given_value`: a weight as printed in this pass,
-        a matrix as one :meth:`_weight_factor`) at the reader's precision: the reader's own
-        value of each quantity the page does not print in between. Once per precision;
-        None when the pass is undefined or a ball undecided anywhere in it (the reader's
-        values are then made one by one, and only those that read it fail)."""
-        if self._prec not in self._passes_made:
+    def _reader_pass(self, node_id: int) -> Pass | None:
+        """A forward pass (:func:`derive.evaluate.forward`) that holds ``node_id`` and
+        everything it reads, from every leaf as the reader takes it (:meth:`_given_value`:
+        a weight as printed in this pass, a matrix as one :meth:`_weight_factor`) at the
+        reader's precision: the reader's own value of each quantity the page does not print
+        in between. After the step, a pass of what the page prints there and what that reads
+        (:attr:`derive.evaluate.Evaluator.printed_after`), as the pass after the step is
+        made, unless ``node_id`` is not among them; else every node. Once per precision
+        (made again whole for a node the first did not hold); None when the pass is
+        undefined or a ball undecided anywhere in it (the reader's values are then made one
+        by one, and only those that read it fail)."""
+        made = self._passes_made.get(self._prec, False)
+        if made is False or (made is not None and not made.holds(node_id)):
             graph = self.graph
+            printed = self.derivation.evaluator.printed_after
+            needed = graph.ancestor_operations(printed) if self.phase == "after" and printed is not None \
+                and made is False and node_id in graph.ancestors(printed) else None
             leaves = LeafValues(graph, {w: self._weight_factor(w) for w in graph.weights}, _Leaves(self._given_value))
             try:
                 with ctx.workprec(self._prec):
-                    self._passes_made[self._prec] = forward(graph, leaves)
+                    self._passes_made[self._prec] = forward(graph, leaves, needed=needed)
             except (Undefined, NeedPrecision):
                 self._passes_made[self._prec] = None
         return self._passes_made[self._prec]

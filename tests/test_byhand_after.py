@@ -142,7 +142,7 @@ def test_the_page_notes_the_loss_after_the_step(after):
 
 @pytest.fixture(params=["whole pass", "one by one"])
 def passes(request, monkeypatch):
-    """The reader's pass after the step made as one forward pass (ByHand._whole_pass), or,
+    """The reader's pass after the step made as one forward pass (ByHand._reader_pass), or,
     as when that pass is undefined or undecided somewhere, quantity by quantity."""
     if request.param == "one by one":
         import derive.byhand
@@ -259,3 +259,20 @@ def test_explain_reads_byhand_through_its_public_methods(derivation, after):
     z = derivation.value(Ref("before", node_of(derivation, "z_␣roof")))
     assert byhand.digits(z) == byhand.value_text(z) == cut(R.forward()["z"]["␣roof"]) == "2.49067…"
     assert byhand.digits_expr(z) == formula.Dec("2.49067", cut=True)
+
+
+def test_a_reading_off_the_pages_path_after_the_step_is_the_same_in_any_order():
+    """The reader's pass after the step is made for what the page prints there (p and L
+    and what they read: under the causal mask, not a_{2,1}); a reading off that path
+    (a_{2,1} of head 1 after the step, as explain asks for it) made after the page's
+    readings is the one made first, from the whole pass."""
+    def readings(order):
+        derivation = derive(load_case("cat-climbed"))
+        ids = {"p": node_of(derivation, "p(␣roof)"),
+               "a": next(i for i, n in enumerate(derivation.graph.nodes)
+                         if n.meta.symbol == "a" and n.meta.head == 1 and (n.meta.position, n.meta.index) == (2, 1))}
+        byhand = Printer(derivation, Format(places=3)).byhand
+        out = {key: byhand.reading(Ref("after", ids[key])) for key in order}
+        return {key: (r.calculation, r.reader) for key, r in out.items()}
+
+    assert readings(["p", "a"]) == readings(["a", "p"])
