@@ -261,6 +261,10 @@ class TextPrinter(_Formulas):
     _dot = "."
     _argmax = "argmax"
 
+    def _number(self, text: str) -> str:
+        # (a number as a table prints it, -0.817 with the Unicode minus, in the plain notation's ASCII)
+        return text.replace(MINUS, "-")
+
     def _base(self, symbol: str) -> str:
         return PLAIN.get(symbol, symbol)
 

@@ -589,3 +589,16 @@ def test_given_attention_weights_get_no_sum_note():
     assert [sum(row) for row in rows] == [2, 3, 3, 3, 2]  # (the case file's rows: not 1)
     out = CliRunner().invoke(app, ["run", "yeh-small"])
     assert out.exit_code == 0 and "add up to" not in out.stdout
+
+
+def test_a_note_writes_every_minus_sign_one_way():
+    """A note in the plain notation writes the numbers it takes from the table (the
+    reader's rounded value, the correct one) with the same ASCII minus as its own
+    arithmetic: ``= -0.81699…, which rounds to -0.817; the exact value -0.81648… rounds
+    to -0.816`` (the table itself prints −0.817 with the Unicode minus)."""
+    derivation = derive(load_case("cat-climbed"))
+    printer = Printer(derivation, Format(places=3, minus="\u2212"))  # (derive run's tables)
+    notes = [note.text for step in derivation.steps for table in step.tables
+             for note in printer.notes(table_refs(table))]
+    negative = [n for n in notes if "rounds to -" in n]
+    assert negative and not any("\u2212" in n for n in notes)

@@ -56,7 +56,7 @@ def test_a_note_cuts_the_exact_digits_toward_zero(tmp_path):
     result = CliRunner().invoke(app, ["run", case, "--step", "attention"])
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())
-    assert "the exact value -1.99999\u2026 rounds to \u22122.000" in output and "-2.00000\u2026" not in output
+    assert "the exact value -1.99999\u2026 rounds to -2.000" in output and "-2.00000\u2026" not in output
 
 
 def test_an_output_that_cannot_be_written_is_an_error_not_a_bug():
