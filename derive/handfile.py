@@ -858,7 +858,15 @@ def _tab_row(row: str) -> list[str]:
 
 
 def _markdown_row(row: str) -> list[str]:
-    return [_cell_text(c) for c in row.strip().strip("|").split("|")]
+    """The cells of a Markdown table's row, split as GitHub's tables split them (GFM spec
+    0.29, 4.10 Tables): at each ``|`` that no backslash escapes, the outer ones dropped;
+    ``\\|`` in a cell (a piece's pipe, as derive's own tables write it) is the pipe itself."""
+    cells = re.split(r"(?<!\\)\|", row.strip())
+    if cells and not cells[0].strip():
+        cells = cells[1:]
+    if cells and not cells[-1].strip():
+        cells = cells[:-1]
+    return [_cell_text(c.replace("\\|", "|")) for c in cells]
 
 
 def _latex_row(row: str) -> list[str]:

@@ -37,7 +37,7 @@ from lark.exceptions import LarkError
 
 from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
-from .name_parser import TT_ESCAPES
+from .name_parser import TEXTTT_PATTERN, TT_ESCAPES, texttt_piece
 from .printing import excerpt, quoted
 
 # how tightly each operation binds, as the grammar reads it (show writes parentheses from it):
@@ -133,7 +133,7 @@ SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\[dt]?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
-PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /\\texttt\{[^{}]*\}/ | /\u2423[^\s()\[\]{},`$]*/
+PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /""" + TEXTTT_PATTERN + r"""/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|log(2|10)(?=\s*\()|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
@@ -346,7 +346,9 @@ class _Build(Transformer):
         if text.startswith('"'):  # p("␣roof"), p(" roof"): a quoted piece, its space a ␣
             body = text[1:-1]
             return Piece(SPACE + body[1:] if body.startswith(" ") else body)
-        body = text[1:-1] if text.startswith("`") else text[len("\\texttt{"):-1] if text.startswith("\\") else text
+        if text.startswith("\\texttt{"):
+            return Piece(texttt_piece(text[len("\\texttt{"):-1]))
+        body = text[1:-1] if text.startswith("`") else text
         body = body.replace("\\text{", "").replace("}>", ">") if body.startswith("<") else body
         return Piece(body.replace("\\textvisiblespace{}", SPACE).replace("\\_", "_"))
 
@@ -723,7 +725,7 @@ def _formula(text: str) -> Chain:
     are read as TeX reads them."""
     if len(text) > MAX_LENGTH:
         raise TooLong(f"the formula is longer than {MAX_LENGTH} characters")
-    for spelled, ch in TT_ESCAPES.items():  # a piece's characters as \\texttt spells them
+    for spelled, ch in TT_ESCAPES.items():  # the space mark as \\texttt spells it (the rest: texttt_piece)
         text = text.replace(spelled, ch)
     source = _scripts(_frac_arguments(_THOUSANDS.sub("", text)).replace('\\char"2423', SPACE).replace("\ufeff", ""))
     quick = _arithmetic(source)

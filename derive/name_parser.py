@@ -20,6 +20,32 @@ from lark.exceptions import LarkError
 
 from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, TT_SPELLED, Name, Piece
 
+# A vocabulary piece in ``\\texttt{...}``, as derive writes one (:func:`derive.name.texttt` in
+# formulas, the LaTeX chapter's table cells): its characters, TeX's specials escaped (``\\%``,
+# ``\\{``) or spelled as commands (``\\textbackslash{}``), ``{\\char"2423}``, ``-{}-``.
+TEXTTT_PATTERN = r'\\texttt\{(?:\{\\char"[0-9A-Fa-f]+\}|\\[A-Za-z]+\{\}|\{\}|\\.|[^{}\\])*\}'
+TT_COMMANDS = {spelled[1:-2]: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")} | {
+    "textvisiblespace": SPACE}
+_TT_SPELLING = re.compile(r'\\([A-Za-z]+)\{\}|\{\\char"([0-9A-Fa-f]+)\}|\\(.)|-\{\}-|\[U\+([0-9A-F]{4,6})\]')
+
+
+def texttt_piece(body: str) -> str:
+    """The vocabulary piece that the body of a ``\\texttt{...}`` spells, read in one pass
+    (the inverse of :func:`derive.name.texttt` and of the LaTeX chapter's escaping of a
+    table cell): ``\\textbackslash{}n`` is ``\\n``, ``50\\%`` is ``50%``, ``\\{x\\}`` is
+    ``{x}``, ``\\textvisiblespace{}`` and ``{\\char"2423}`` are ``␣``, ``-{}-`` is ``--``,
+    ``[U+65E5]`` (a character outside Latin-1) is that character. An unknown command is
+    kept as written."""
+    def one(match: re.Match) -> str:
+        command, code, escaped, unicode = match.groups()
+        if command is not None:
+            return TT_COMMANDS.get(command, match.group())
+        if code is not None or unicode is not None:
+            return chr(int(code or unicode, 16))
+        return escaped if escaped is not None else "--"
+    return _TT_SPELLING.sub(one, body)
+
+
 GRAMMAR = r"""
 ?start: quantity
 
@@ -75,7 +101,7 @@ PRIME: "'" | "\u2032"
 INT: /\d+/
 LETTER: /[A-Za-z]/
 PIECE: /[^\s{}\\]+/
-TEXTTT: /\\texttt\{(\{\\char"2423\}|\\[A-Za-z]+\{\}|\\.|[^{}\\])*\}/
+TEXTTT: /""" + TEXTTT_PATTERN + r"""/
 TEXT: /\\text\{[^{}]*\}/
 
 %ignore /\s+/
@@ -85,8 +111,7 @@ TEXT: /\\text\{[^{}]*\}/
 GREEK = {"\u03bc": "mu", "\u03c3": "sigma", "\u03b7": "eta", "\u03b8": "theta", "\u03b3": "gamma", "\u03b2": "beta",
          "\u03b5": "epsilon", "varepsilon": "epsilon", "\u2113": "ell",
          "l": "ell"}  # the plain notation writes the loss of one row l_t (printing.PLAIN)
-TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE,
-              **{spelled: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")}}
+TT_ESCAPES = {r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE}  # the space mark, read anywhere
 LEGACY_PRIMED = {"u2": "u", "x2": "x"}  # the JSON symbols of u' and x'
 
 
@@ -135,10 +160,7 @@ class _ToName(Transformer):
     def piece(self, token):
         text = str(token)
         if text.startswith("\\texttt{"):
-            body = text[len("\\texttt{"):-1]
-            for escaped, ch in TT_ESCAPES.items():
-                body = body.replace(escaped, ch)
-            return Piece(re.sub(r"\\(.)", r"\1", body))
+            return Piece(texttt_piece(text[len("\\texttt{"):-1]))
         if text.startswith("\\text{"):
             return Piece(text[len("\\text{"):-1])
         return Piece(text)

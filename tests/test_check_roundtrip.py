@@ -142,6 +142,24 @@ def test_round_trip_other_writings(tmp_path, case, command, options):
     assert len(good) - len(notes) >= written_values(derived(case)), (len(good), len(notes))
 
 
+ODD_PIECES = str(Path(__file__).parent / "cases" / "odd_pieces.toml")
+
+
+@pytest.mark.parametrize("command,options", [pytest.param(c, o, id=f"{c}{''.join(o)}") for c, o in FORMATS])
+def test_round_trip_with_pieces_that_markup_escapes(tmp_path, command, options):
+    """The seed's numbers under pieces that the chapters write with escapes (a|b, {x}, 50%,
+    R&D, and a backslash before n; tests/cases/odd_pieces.toml): a Markdown row's ``\\|`` is a
+    pipe inside its cell, not a column, and ``\\texttt{50\\%}``, ``\\texttt{R\\&D}``,
+    ``\\texttt{\\{x\\}}`` and ``\\texttt{\\textbackslash{}n}`` are the pieces: nothing wrong
+    or unreadable, every value judged, and the rows of the prompt's tokens are its positions."""
+    verdicts = round_trip(tmp_path, ODD_PIECES, command, options, 0, 0)
+    good = [v for v in verdicts if v.status in GOOD]
+    notes = [v for v in good if v.status == "explained" and "printed inputs" in v.message]
+    assert len(good) - len(notes) >= written_values(derived(ODD_PIECES)), (len(good), len(notes))
+    names = {v.name for v in good}
+    assert {"x_2", "mu_3", "p(a|b)", "p({x})", "p(50%)", "p(R&D)", "p(\\n)"} <= names, sorted(map(str, names))
+
+
 def norm_case(tmp_path: Path, name: str, edit) -> str:
     """cat-climbed with its norms changed by ``edit`` (a function of the TOML text), as a file."""
     text = (Path(__file__).parents[1] / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
