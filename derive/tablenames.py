@@ -296,10 +296,12 @@ def _word(text: str) -> str:
     return text.replace("$", "").replace(" ", "").strip("{}").lower()
 
 
-def _piece(text: str) -> str | None:
-    """The vocabulary piece a cell or header writes (`` `␣cat` ``, ``\\texttt{...}``), else None."""
+def _piece(text: str, vocabulary=()) -> str | None:
+    """The vocabulary piece a cell or header writes (`` `␣cat` ``, ``\\texttt{...}``), or
+    bare text that is exactly one of ``vocabulary``'s pieces (``the``, as a reader keys a
+    row), else None."""
     if not any(mark in text for mark in ("`", "\\texttt", "\u2423")):
-        return None
+        return text.strip() if text.strip() in vocabulary else None
     try:
         node = mathread.read(text).exprs[0]
     except DeriveError:
@@ -320,11 +322,11 @@ def _row(derivation: Derivation, table, r: int) -> _Row:
             out.number = int(cell)
         elif word in ("t", "position", "pos") and cell.strip().isdigit():
             out.position = int(cell)
-        elif _piece(cell) is not None:
+        elif _piece(cell, case.pieces or ()) is not None:
             if _in_prompt_order(table, _pieces, list(keys).index(word), case.tokens):
                 out.position = table.row_at(r) + 1
             else:
-                out.piece = _piece(cell)
+                out.piece = _piece(cell, case.pieces or ())
     if out.position is None and out.id is not None and out.piece is None \
             and _in_prompt_order(table, _ids, list(keys).index("id"), case.ids):
         out.position = table.row_at(r) + 1

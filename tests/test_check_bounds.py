@@ -244,7 +244,7 @@ def test_a_tables_keys_are_read_once_per_table(derivation, monkeypatch):
     text = "| token | mu | sigma |\n|---|---|---|\n" + "| `␣cat` | 0.000 | 0.866 |\n" * rows
     calls = []
     piece = tablenames._piece
-    monkeypatch.setattr(tablenames, "_piece", lambda text: calls.append(text) or piece(text))
+    monkeypatch.setattr(tablenames, "_piece", lambda text, *vocabulary: calls.append(text) or piece(text, *vocabulary))
     found = verdicts(derivation, text)
     assert [v.status for v in found] == ["correct"] * 2 * rows
     assert {v.name for v in found} == {"mu_2", "sigma_2"}
