@@ -233,7 +233,7 @@ class Checker:
                       for claim in entry.claims]
             judged = [(span, reading) for span, reading in judged if reading is not None]
             if judged:
-                rest = prose_entry(entry.source, entry.line, [span for span, _ in judged])
+                rest = prose_entry(entry.source, entry.line, [span for span, _ in judged], entry.outside_math)
                 return [dataclasses.replace(reading, section=entry.section) for _, reading in judged] + \
                     ([dataclasses.replace(rest, section=entry.section)] if rest is not None else [])
         return [entry] if entry.kind != "prose" or entry.values else []

@@ -162,6 +162,9 @@ class Entry:
             before its name (``Also L = 0.929``); the checker judges those whose name it
             knows (a prose entry with no decimal number, ``values`` empty, is then only their
             carrier: nothing is listed for it when none is known).
+        outside_math: for the prose carrier of a line whose inline formulas are entries of
+            their own (``We get $z_1 = 0.5$ and so L = 0.928.``): only the numbers outside
+            its math are its to list as not checked.
     """
 
     line: int
@@ -185,6 +188,7 @@ class Entry:
     formula: str | None = None
     parts: list = field(default_factory=list)
     claims: list = field(default_factory=list)
+    outside_math: bool = False
 
 
 @dataclass
@@ -561,11 +565,17 @@ class _Reader:
     # ------------------------------------------------------------------ inline math
     def inline(self, text: str, line: int, source: str) -> None:
         """The values claimed in the inline formulas of a line of prose; its numbers are
-        listed as prose when no formula claims a value."""
+        listed as prose when no formula claims a value, else the ``NAME = NUMBER`` claims
+        its plain text states beside them (:func:`sentence_claims`: ``and so L = 0.928``
+        after ``$z_1 = 0.5$``) are judged as a sentence's are."""
         known = len(self.entries)
         self._inline(text, line, source)
         if len(self.entries) == known:
             self.prose(source, line)
+            return
+        claims = sentence_claims(source, line, self.here)
+        if claims:
+            self.entries.append(Entry(line, source, kind="prose", claims=claims, outside_math=True))
 
     def _inline(self, text: str, line: int, source: str) -> None:
         for formula in _inline_formulas(text):
@@ -1045,11 +1055,13 @@ def _markdown_text(text: str) -> str:
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
-def prose_entry(text: str, line: int, claimed=()) -> Entry | None:
+def prose_entry(text: str, line: int, claimed=(), outside_math: bool = False) -> Entry | None:
     """The entry listing a sentence's decimal numbers as not checked (derive does not read
     sentences), those in the ``claimed`` spans (judged claims: :class:`SentenceClaim`) left
-    out; None when no number is left."""
-    numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_markdown_text(text))
+    out, and with ``outside_math`` those of its inline math (judged as entries of their
+    own); None when no number is left."""
+    plain = _markdown_text(text)
+    numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_outside_math(plain) if outside_math else plain)
                if not any(start <= m.start() < end for start, end in claimed)]
     if not numbers:
         return None

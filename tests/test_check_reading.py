@@ -147,6 +147,20 @@ def test_a_sentence_s_claims_are_judged(derivation, line, found):
     assert statuses(derivation, line) == found
 
 
+@pytest.mark.parametrize("line,found", [
+    ("We get $\\mu_5 = 0$ and so L = 0.5.", [("correct", "mu_5"), ("wrong", "L")]),  # L had no verdict
+    (f"We get $\\mu_5 = 0$ and so L = {LOSS}.", [("correct", "mu_5"), ("correct", "L")]),
+    (f"From $\\sigma_5 = {SIGMA_5}$, p(␣roof) = 0.359 and 3.5 more.",
+     [("correct", "sigma_5"), ("wrong", "p(␣roof)"), ("not checked", PROSE.format("3.5"))]),  # (not the math's 0.866)
+    ("We get $\\mu_5 = 0$ and x = 0.5 here.", [("correct", "mu_5")]),  # a name derive does not know: as before
+])
+def test_a_claim_beside_inline_math_is_judged(derivation, line, found):
+    """On a line whose ``$...$`` formulas claim values, a ``NAME = NUMBER`` of its plain
+    text is judged as a sentence's claim is (it was not judged: the line's plain text was
+    read only when its math claimed nothing)."""
+    assert statuses(derivation, line) == found
+
+
 @pytest.mark.parametrize("line,numbers", [
     ("The answer is about 0.928 here.", "0.928"),  # no claim
     ("We set x = 0.5 in the example.", "0.5"),  # a name derive does not know
