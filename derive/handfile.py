@@ -578,7 +578,7 @@ class _Reader:
             self.entries.append(Entry(line, source, kind="prose", claims=claims, outside_math=True))
 
     def _inline(self, text: str, line: int, source: str) -> None:
-        for formula in _inline_formulas(text):
+        for formula in [part for whole in _inline_formulas(text) for part in _split_quads(whole)]:
             try:
                 chain = mathread.read(formula)
             except DeriveError:
@@ -995,10 +995,22 @@ def _has_relation(text: str) -> bool:
     return RELATION.search(text) is not None
 
 
+# TeX's word "and" between two equations of one formula (``\\mu_5 = 0 \\text{ and } \\sigma_5 = 0.866``)
+TEX_AND = re.compile(r",?(?<!\s)\s*\\(?:text|textrm|mbox|mathrm)\{\s*and\s*\}")
+
+
 def _split_quads(text: str) -> list[str]:
-    """Equations separated by ``\\quad`` (``\\mu = 0.000,\\quad \\sigma = 0.866``)."""
+    """Equations separated by ``\\quad`` (``\\mu = 0.000,\\quad \\sigma = 0.866``) or by
+    ``\\text{ and }`` where each side is an equation (as ``and`` cuts a line of plain text:
+    :func:`_assignments`)."""
     parts = re.split(r",?(?<!\s)\s*\\q?quad\b", text)  # (tried where a run of spaces starts: linear)
-    return [p.strip().rstrip(",") for p in parts if p.strip()]
+    out = []
+    for part in parts:
+        pieces = [p for p in TEX_AND.split(part) if p.strip()]
+        if len(pieces) > 1 and not all(map(_has_relation, pieces)):
+            pieces = [part]  # (x = 1 \text{ and } 2: no second equation)
+        out += [p.strip().rstrip(",") for p in pieces if p.strip()]
+    return out
 
 
 def _claims_arithmetic(chain: Chain) -> bool:

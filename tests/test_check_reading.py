@@ -161,6 +161,19 @@ def test_a_claim_beside_inline_math_is_judged(derivation, line, found):
     assert statuses(derivation, line) == found
 
 
+@pytest.mark.parametrize("line,found", [
+    ("$\\mu_5 = 5 \\text{ and } \\sigma_5 = 0.866$", [("wrong", "mu_5"), ("correct", "sigma_5")]),  # sigma_5 unjudged
+    (f"$$\\mu_5 = 0 \\text{{and}} \\sigma_5 = 0.8$$", [("correct", "mu_5"), ("wrong", "sigma_5")]),
+    (f"\\[\\mu_5 = 0 \\quad\\text{{ and }}\\quad \\sigma_5 = {SIGMA_5}\\]", [("correct", "mu_5"), ("correct", "sigma_5")]),
+    (f"So $\\mu_5 = 0 \\mbox{{ and }} \\sigma_5 = {SIGMA_5}$ here.", [("correct", "mu_5"), ("correct", "sigma_5")]),
+])
+def test_tex_and_between_two_equations_splits_them(derivation, line, found):
+    """``\\text{ and }`` inside TeX math cuts it into two claims, as `` and `` cuts a line of
+    plain text (``$\\mu_5 = 5 \\text{ and } \\sigma_5 = 0.866$`` judged mu_5 alone, and
+    ``sigma_5 = 0.866`` never)."""
+    assert statuses(derivation, line) == found
+
+
 @pytest.mark.parametrize("line,numbers", [
     ("The answer is about 0.928 here.", "0.928"),  # no claim
     ("We set x = 0.5 in the example.", "0.5"),  # a name derive does not know
