@@ -648,7 +648,14 @@ def _param_rows(graph) -> dict[tuple[str, int | None], list[int]]:
 
 def _gradient(derivation: Derivation, node: Deriv, row: _Row, block, head=None) -> Claim:
     """``∂L/∂X`` in a row: the gradient of row (id or row number) of the weight X (of the
-    head the table names, when it has its own)."""
+    head the table names, when it has its own).
+
+    Raises:
+        DeriveError: for a derivative of anything but the loss L (``∂z/∂E``): derive's
+            gradients are the loss's alone."""
+    if node.num != Sym("L"):
+        raise DeriveError(f"{quoted(mathread.show(node))} is not a derivative of the loss L "
+                          "(derive's gradients are dL/dX)")
     den = node.den
     param = mathread.label(den).split("_{")[0].split("[")[0] if not isinstance(den, Sym) else \
         den.base + "".join("_" + mathread.show(c) for kind, c in den.scripts

@@ -174,6 +174,24 @@ def test_tex_and_between_two_equations_splits_them(derivation, line, found):
     assert statuses(derivation, line) == found
 
 
+GRAD_E_ROWS = {0: "[-0.001, 0.000, 0.001, 0.000]", 1: "[-0.011, 0.011, 0.027, -0.028]"}  # the seed page's dL/dE
+
+
+@pytest.mark.parametrize("header,status", [
+    ("dL/dE", "correct"), ("∂L/∂E", "correct"), ("$\\frac{\\partial L}{\\partial E}$", "correct"),
+    ("∂z/∂E", "not checked"), ("$\\partial p / \\partial E$", "not checked"),  # were read as dL/dE: correct
+    ("$\\frac{\\partial z}{\\partial E}$", "not checked"),
+])
+def test_only_the_loss_s_derivative_is_a_gradient_column(derivation, header, status):
+    """A table column headed by the derivative of another quantity than the loss (∂z/∂E)
+    is no gradient of derive's: not checked, with why (it was judged as dL/dE)."""
+    text = f"| id | {header} |\n|---|---|\n" + "".join(f"| {i} | {row} |\n" for i, row in GRAD_E_ROWS.items())
+    found = Checker(derivation).check_text(text)
+    assert [v.status for v in found] == [status] * 2, [v.message for v in found]
+    if status == "not checked":
+        assert all("is not a derivative of the loss L" in v.message for v in found), found[0].message
+
+
 @pytest.mark.parametrize("line,numbers", [
     ("The answer is about 0.928 here.", "0.928"),  # no claim
     ("We set x = 0.5 in the example.", "0.5"),  # a name derive does not know
