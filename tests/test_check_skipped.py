@@ -189,30 +189,30 @@ def test_a_table_keyed_by_tokens_with_a_row_vector(derivation, exact):
     assert [(v.status, v.name) for v in found] == [("correct", "u_4"), ("correct", "u_2")], [v.message for v in found]
 
 
+def logits_verdicts(derivation, exact, pieces, mark="`") -> list[tuple[str, str]]:
+    """(status, name) of each verdict on a hand-written z and p table, one row per piece
+    (the right values, from the independent forward pass), each key between ``mark``s."""
+    text = "| token | z | p |\n|---|---|---|\n" + "".join(
+        f"| {mark}{t}{mark} | {R.text(exact['z'][t])} | {R.text(exact['p'][t])} |\n" for t in pieces)
+    return [(v.status, v.name) for v in check(derivation, text)]
+
+
 @pytest.mark.parametrize("mark", ["", "`"])
 def test_a_row_keyed_by_a_bare_piece(derivation, exact, mark):
     """A logits table whose rows are not all tokens of the prompt (␣roof is the target):
     its row ``the``, written bare as a reader writes it, is the vocabulary piece ``the``,
     as `` `the` `` is (it was "neither a token of the prompt nor a vocabulary piece": only
     a piece marked with backticks, \\texttt or ␣ was read as one)."""
-    text = "| token | z | p |\n|---|---|---|\n" + "".join(
-        f"| {mark}{t}{mark} | {R.text(exact['z'][t])} | {R.text(exact['p'][t])} |\n" for t in ("the", "␣roof"))
-    found = check(derivation, text)
-    assert [(v.status, v.name) for v in found] == [("correct", "z_the"), ("correct", "p(the)"),
-                                                   ("correct", "z_␣roof"), ("correct", "p(␣roof)")], \
-        [v.message for v in found]
+    assert logits_verdicts(derivation, exact, ("the", "␣roof"), mark) == \
+        [("correct", "z_the"), ("correct", "p(the)"), ("correct", "z_␣roof"), ("correct", "p(␣roof)")]
     assert (R.text(exact["z"]["the"]), R.text(exact["p"]["the"])) == ("0.000", "0.033")  # the seed page's row
 
 
 def test_a_logits_table_keyed_by_prompt_tokens_stays_per_piece(derivation, exact):
     """z and p are per vocabulary piece: rows `the` and `␣cat` (also tokens of the prompt)
     are z_the and z_␣cat, as before."""
-    text = "| token | z | p |\n|---|---|---|\n" + "".join(
-        f"| `{t}` | {R.text(exact['z'][t])} | {R.text(exact['p'][t])} |\n" for t in ("the", "␣cat"))
-    found = check(derivation, text)
-    assert [(v.status, v.name) for v in found] == [("correct", "z_the"), ("correct", "p(the)"),
-                                                   ("correct", "z_␣cat"), ("correct", "p(␣cat)")], \
-        [v.message for v in found]
+    assert logits_verdicts(derivation, exact, ("the", "␣cat")) == \
+        [("correct", "z_the"), ("correct", "p(the)"), ("correct", "z_␣cat"), ("correct", "p(␣cat)")]
 
 
 def test_a_token_repeated_in_the_prompt_is_not_guessed():
