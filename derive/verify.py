@@ -10,8 +10,8 @@
   e^10 cancels between the numerator and the sum), so the loss is unchanged too.
 
 Each check returns a :class:`Result`: PASS or FAIL and the lines saying what was checked.
-A check that does not apply to the case (no attention, no vocabulary, odd d_model for
-sinusoids) raises :class:`~derive.errors.DeriveError` (the CLI's exit code 2).
+A check that does not apply to the case (no attention, no vocabulary, positions that are not
+sinusoids) raises :class:`~derive.errors.DeriveError` (the CLI's exit code 2; SKIP under ``all``).
 """
 
 from __future__ import annotations
@@ -95,30 +95,28 @@ def rotation(case: Case, order: str = "sin-cos") -> Result:
     first :data:`MAX_ROTATION_POSITIONS` of them, said in the result, when there are more).
 
     The table is the case's sinusoids as derive builds them (:func:`derive.rules.positions.
-    sinusoids`); a case with learned positions gets a sinusoid table for its d_model (said
-    in the result). Exact: every PE entry is the engine's sin or cos of an angle A, with
+    sinusoids`); the check does not apply to a case with other positions (learned, rotary,
+    none: a DeriveError, SKIP under ``all``). Exact: every PE entry is the engine's sin or cos of an angle A, with
     A(pos + k) - A(pos) - k w_i = 0 exactly (w_i = base^(-2i/d) computed here), and the
     rotation identity R(phi) (sin a, cos a) = (sin(a + phi), cos(a + phi)) reduces to 0
     under SymPy's expand_trig; the float check (float64, as the seed's) reports the largest
     disagreement |PE[pos+k] - R_k PE[pos]|.
 
     Raises:
-        DeriveError: an odd d_model (no sine-cosine pairs).
+        DeriveError: positions that are not sinusoids, or an odd d_model (no sine-cosine pairs).
     """
     from .rules.positions import sinusoids
 
+    conv = case.conventions
+    if conv.positions != "sinusoidal":  # (a table of derive's own would check nothing of the case's)
+        raise DeriveError(f"the case's positions are {conv.positions}, not sinusoids: the rotation fact is about a "
+                          "sinusoid table", file=case.path, field="conventions.positions",
+                          expected='positions = "sinusoidal"')
     d = case.d_model
     if d % 2:
         raise DeriveError(f"sinusoids need an even d_model, not {d}", file=case.path, field="model.d_model",
                           expected="an even d_model")
     lines = []
-    conv = case.conventions
-    if conv.positions != "sinusoidal":
-        lines.append(f"The case's positions are {conv.positions}: checking a sinusoid table built for its "
-                     f"d_model = {d} instead ({conv.sinusoid_layout}, base {conv.sinusoid_base}, "
-                     f"pos from {conv.first_position}).")
-        case = replace(case, conventions=replace(conv, positions="sinusoidal"))
-        conv = case.conventions
     rows = len(case.X) if case.X is not None else len(case.ids)
     n = case.context_length or rows
     if n < 2:

@@ -90,7 +90,9 @@ def test_the_rotation_check_of_a_long_context_is_bounded(tmp_path):
     """verify rotation with context_length = 10^6 (9.4 GB at 10^29 before) checks the first
     128 positions, and says so."""
     path = tmp_path / "long.toml"
-    path.write_text(edit("context_length = 8", "context_length = 1000000"), encoding="utf-8")
+    text = Path(load_case("woodchuck").path).read_text(encoding="utf-8")  # (sinusoids: the check applies)
+    assert "context_length" not in text
+    path.write_text(text.replace("[model]\n", "[model]\ncontext_length = 1000000\n", 1), encoding="utf-8")
     result = run("verify", str(path), "rotation")
     assert result.exit_code == 0, result.output
     assert "the first 128 of model.context_length = 1000000" in " ".join(result.output.split())

@@ -115,11 +115,19 @@ def test_rotation_for_cos_sin_fails(tmp_path):
     assert worst_float("\n".join(result.lines)) == pytest.approx(expected, rel=1e-2)
 
 
-def test_rotation_of_a_learned_case_builds_a_table_and_says_so():
-    result = rotation(load_case("cat-climbed"))
-    assert result.passed
-    assert "learned" in result.lines[0] and "d_model = 4" in result.lines[0]
-    assert "28 (pos, k) pairs" in "\n".join(result.lines)  # context_length 8: 8 * 7 / 2
+@pytest.mark.parametrize("name, positions", [("cat-climbed", "learned"), ("cat-climbed-llama", "rotary")])
+def test_rotation_does_not_apply_to_positions_that_are_not_sinusoids(name, positions):
+    # a user trial: on a case with learned positions the check built a sinusoid table of its
+    # own and said PASS, a fact about no table of the case; it is a check that does not apply
+    with pytest.raises(DeriveError, match=f"positions are {positions}"):
+        rotation(load_case(name))
+    results = {r.name: r for r in verify(load_case(name), "all")}
+    assert results["rotation"].skipped and results["rotation"].lines[0].startswith("does not apply: ")
+    assert "not sinusoids" in results["rotation"].lines[0]
+    out = cli("verify", name, "all")
+    assert out.exit_code == 0 and "rotation: SKIP" in out.output and "PASS" in out.output
+    alone = cli("verify", name, "rotation")  # a named check that does not apply: one line, exit code 2
+    assert alone.exit_code == 2 and "conventions.positions" in alone.output and "Traceback" not in alone.output
 
 
 def test_rotation_needs_an_even_d_model(tmp_path):
@@ -209,6 +217,11 @@ def test_rotation_needs_two_positions(tmp_path):
     # given logits have no positions: nothing to rotate, so the check does not apply (it said
     # PASS over "0 (pos, k) pairs")
     results = {r.name: r for r in verify(load_case(given_logits(tmp_path, [0, 1])), "all")}
+    assert results["rotation"].skipped and results["rotation"].lines[0].startswith("does not apply")
+    one = Path(sinusoid_case(tmp_path, 4, 1)).read_text(encoding="utf-8").replace("ids = [0, 1]", "ids = [0]")
+    path = tmp_path / "one.toml"
+    path.write_text(one.replace("context_length = 1\n", ""), encoding="utf-8")  # sinusoids, one position
+    results = {r.name: r for r in verify(load_case(str(path)), "all")}
     assert results["rotation"].skipped and "two positions" in results["rotation"].lines[0]
 
 
@@ -226,6 +239,7 @@ def test_all_on_cat_climbed():
     results = verify(load_case("cat-climbed"), "all")
     assert [r.name for r in results] == ["rotation", "uniform-keys", "temperature", "shift"]
     assert all(r.passed for r in results)
+    assert [r.name for r in results if r.skipped] == ["rotation"]  # (learned positions)
 
 
 def test_all_skips_what_does_not_apply():
