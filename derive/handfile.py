@@ -48,7 +48,8 @@ from .steps import OMITTED, PART_LINE, column_group_read
 
 MINUS = "\u2212"
 MAX_SOURCE = 300  # characters of a line repeated in each of its entries (one line of 20,000 equations)
-MAX_PLACES = 30  # a value written with more places is not checked (derive's values carry 30 digits)
+MAX_PLACES = 100  # a value written with more places is not checked: `derive run` prints 50 places, or 50
+# significant figures (a weight of 0.0106... then has 51 places; one of 1e-50, 100)
 
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")

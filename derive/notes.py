@@ -24,8 +24,7 @@ The note is ``explained`` when every relation holds and at least one was checked
 right arithmetic from rounded inputs, whatever the exact value is), ``wrong`` when one does
 not hold, and ``not checked`` when it has no formula, or when a number in it is beyond the
 checker's bounds (:func:`derive.handfile.value_limit`: more than MAX_PLACES places, as a
-value in a table, or MAX_PLACES + CUT_PLACES for digits written with ``…``; derive's values
-carry 30 digits), with the reason.
+value in a table, or MAX_PLACES + CUT_PLACES for digits written with ``…``), with the reason.
 """
 
 from __future__ import annotations

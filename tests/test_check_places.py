@@ -5,9 +5,9 @@ From 7 places on, a by-hand note writes the products of its printed inputs cut
 3.394631755…``): the side ``2.777425995… + 0.617205760…`` stands for every sum of numbers with
 those digits, and the exact value of the left side must lie in it (such notes were judged
 wrong at 7, 8, 9 and 12 places; at 27 to 30 places the check ended in a traceback, the
-exact value's digits asked of too narrow a precision). Past 30 places (README: derive judges at most 30) a note is
-``not checked`` with the reason, never wrong (its "exact value" was judged against derive's
-30 digits). The right values below are computed with Python's fractions.
+exact value's digits asked of too narrow a precision). A page at 50 places or 50 significant
+figures (run's most) is judged; past 100 places a value is ``not checked`` with the reason.
+The right values below are computed with Python's fractions and mpmath.
 """
 
 from __future__ import annotations
@@ -63,18 +63,37 @@ def test_notes_at_many_places_are_explained(tmp_path, places):
     assert judged.keys() == notes and set(judged.values()) == {"explained"}, judged
 
 
-def test_notes_past_30_places_are_not_checked(tmp_path):
-    text = written(tmp_path, "run", ["--places", "40"])
+@pytest.mark.parametrize("options", [["--places", "50"], ["--sig", "50"]])
+def test_a_page_at_50_places_or_figures_is_checked(tmp_path, options):
+    """`derive run` prints up to 50 places (or 50 significant figures: 0.0106... then has 51
+    places); check judged at most 30 and left every note of such a page `not checked` (a
+    user trial). Now each is judged: its values correct and its notes explained."""
+    text = written(tmp_path, "run", options)
     verdicts = checker().check_text(text)
-    bad = [(v.line, v.status, v.message) for v in verdicts if v.status in FAILING]
+    bad = [(v.line, v.status, v.message) for v in verdicts if v.status in FAILING or v.status == "not checked"]
     assert not bad, bad[:3]
     notes = note_lines(text)
     assert len(notes) >= 10
-    on_notes = [v for v in verdicts if v.line in notes]
-    assert {v.line for v in on_notes} == notes
-    # (at most 30 places for a value, 32 for the cut digits written with …)
-    assert all(v.status == "not checked" and re.search(r"written with 4\d places \(derive judges at most 3[02]\)",
-                                                       v.message) for v in on_notes), on_notes[:2]
+    judged = {v.line: v.status for v in verdicts if v.line in notes}
+    assert judged.keys() == notes and set(judged.values()) == {"explained"}, judged
+
+
+def test_values_to_100_places_are_judged_and_past_them_not_checked():
+    """sigma_5 = sqrt(750010)/1000 (the README's exact form), to 50, 100 and 101 places by
+    mpmath (at most 100 places: 50 significant figures of a value of 1e-50)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(130):
+        sigma = mpmath.sqrt(750010) / 1000
+        at = {n: mpmath.nstr(sigma, n, strip_zeros=False) for n in (50, 100, 101)}  # (0.866...: n places)
+    assert at[50].startswith("0.86603") and len(at[50]) == 52
+    for n in (50, 100):
+        right = checker().check_text(f"sigma_5 = {at[n]}")[0]
+        assert right.status == "correct", right.message
+    last = int(at[50][-1])
+    wrong = checker().check_text(f"sigma_5 = {at[50][:-1]}{(last + 1) % 10}")[0]
+    assert wrong.status == "wrong", wrong.message
+    past = checker().check_text(f"sigma_5 = {at[101]}")[0]
+    assert past.status == "not checked" and "101 places (derive judges at most 100)" in past.message, past.message
 
 
 NOTE = r"<sup>c</sup> $q_{5} \cdot k_{3}$: from the printed inputs, $%s$, which rounds to $%s$."
