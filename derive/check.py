@@ -12,7 +12,10 @@ places, ``0.40`` at 2) under the run's rounding mode, and gets one verdict:
 - ``convention``: it is wrong here, but right under another convention, which is named
   (GELU erf vs tanh, LayerNorm variance over n-1, eps added to sigma, scores over
   sqrt(d_model), mask missing or applied after the softmax, log base 2, sinusoid columns
-  concatenated); a value that fits several conventions names them all, joined by "or";
+  concatenated); a value that fits several conventions names them all, joined by "or"; a
+  value a reader gets from the inputs printed under another convention (``L = 1.340``:
+  -log2 of the printed 0.395, where the exact loss in bits is 1.338) names it with that
+  calculation;
 - ``wrong``: none of these; the exact value is given and the line becomes the origin of
   the errors that follow from it;
 - ``unreadable``: the line could not be read or names nothing derive knows;
@@ -745,6 +748,12 @@ class Checker:
             named = " or ".join(matches)
             return ("convention", f"{label}: {text} is the value under another convention: {named} "
                     f"(this case: {expected})", None, matches, expected, exact)
+        by_hand = self.conventions_by_hand(ref, text, fmt)
+        if by_hand:  # L = 1.340: -log2 of the printed p (0.395), where log base 2's exact L is 1.338
+            named = " or ".join(f"{d} ({r.calculation}, while that convention's exact value {r.exact_digits} "
+                                f"rounds to {r.correct})" for d, r in by_hand)
+            return ("convention", f"{label}: {text} is the value under another convention, from the printed "
+                    f"inputs: {named} (this case: {expected})", None, [d for d, _ in by_hand], expected, exact)
         return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected}",
                 None, None, expected, exact)
 
@@ -767,6 +776,41 @@ class Checker:
         moving = [d for d, _ in self._others[ref, fmt] if self._under(d, ref, finer) not in (None, own)]
         pairs = [(a, b) for i, a in enumerate(moving) for b in moving[i + 1:]]
         return [", together with ".join(pair) for pair in pairs if _same(text, self._under(pair, ref, fmt) or "")]
+
+    def conventions_by_hand(self, ref: Ref, text: str, fmt: Format) -> list[tuple[str, object]]:
+        """(convention, the reader's :class:`~derive.byhand.Reading`) for every convention of
+        :meth:`conventions_matching` under which a reader who redoes ``ref`` from the inputs
+        printed under that convention writes ``text``, where its exact value rounds to another
+        (``L = 1.340`` on cat-climbed: -log2 of the printed p(␣roof) = 0.395 is 1.34007…,
+        while log base 2's exact L, 1.33843…, rounds to 1.338). Only conventions that move
+        ``ref`` at all are tried (each one's page is printed once per places)."""
+        finer = Format(places=fmt.places + 2, mode=fmt.mode)
+        own = self.derivation.decimal(ref, finer)
+        out = []
+        for description, _ in self._others.get((ref, fmt), []):
+            if self._under(description, ref, finer) in (None, own):
+                continue
+            reading = self._reading_under(description, ref, fmt.places)
+            if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):
+                out.append((description, reading))
+        return out
+
+    def _reading_under(self, description: str, ref: Ref, places: int):
+        """The reader's :class:`~derive.byhand.Reading` of ``ref`` in the case derived under
+        ``description``, from that page printed at ``places`` (None: no such quantity or no
+        by-hand form)."""
+        variant = self.variant(description)
+        if variant is None:
+            return None
+        key = ("under", description, places)
+        if key not in self._variants:
+            self._variants[key] = Printer(variant, self.fmt(places))
+        meta = self.derivation.meta(ref)
+        try:
+            other = Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id)
+        except DeriveError:
+            return None
+        return self._variants[key].byhand.reading(other)
 
     def _under(self, description: str | tuple[str, ...], ref: Ref, fmt: Format) -> str | None:
         """``ref``'s value written at ``fmt`` in the case derived under ``description``

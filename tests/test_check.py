@@ -436,6 +436,24 @@ def test_convention_is_named(derivation, exact, description, what, places, uniqu
     assert verdict.expected == R.texts(pick(exact, what), places)
 
 
+def test_convention_from_the_printed_inputs_is_named(derivation, exact):
+    """A user trial: L = 1.340 is -log2 of the printed p(␣roof) = 0.395, the loss in bits
+    recomputed from the page (log base 2's exact L rounds to 1.338, the natural log's to
+    0.928); it was judged wrong, with no word of the log base. Values from the reference."""
+    p = R.text(exact["p"][R.PIECES[R.TARGET]])
+    assert p == "0.395"
+    by_hand = R.text(-R.ln(F(p)) / R.ln(F(2)))
+    bits = R.text(R.forward(loss_log="2")["L"])
+    assert (by_hand, bits, R.text(exact["L"])) == ("1.340", "1.338", "0.928")
+    (verdict,) = check(derivation, f"L = {by_hand}")
+    assert verdict.status == "convention", verdict.message
+    assert named(verdict.convention) == {"log base 2 (bits) instead of the natural log"}
+    assert "from the printed inputs" in verdict.message and f"ln({p})" in verdict.message
+    assert f"rounds to {bits}" in verdict.message and "(this case: 0.928)" in verdict.message
+    (wrong,) = check(derivation, "L = 1.341")  # neither the exact value in bits nor the reader's
+    assert wrong.status == "wrong", wrong.message
+
+
 def test_convention_after_the_softmax_also_on_the_weights(derivation, exact):
     """The reader who masked after the softmax has a_{3,1} = 0.491, as one without a mask:
     the checker names both, rather than only "no causal mask"."""
