@@ -66,6 +66,9 @@ class Reading:
         tie: the reader's exact result lies on a rounding boundary (half modes).
         value: the reader's unrounded result (fmpq, or a ball for a transcendental step).
         remark: words after the calculation (`` (not trained)``), or empty.
+        own: the Names of the values the formula writes that no table prints, which the
+            reader works out from the printed ones, unrounded (``e^z_j after the step``: a
+            Name whose index is ``j`` stands for a row of them), said with the formula.
     """
 
     ref: Ref
@@ -78,6 +81,7 @@ class Reading:
     tie: bool
     value: Value = None
     remark: str = ""
+    own: tuple = ()
 
     @property
     def name(self) -> Name:
@@ -112,7 +116,7 @@ class Reading:
     def note_parts(self) -> RichText:
         """The note under the table as rich text (prose and formulas): both calculations
         and why they differ."""
-        parts: RichText = [self.name, ": from the printed inputs, ", self.formula]
+        parts: RichText = [self.name, ": ", *self.whence(), ", ", self.formula]
         if self.remark:
             parts.append(self.remark)
         return parts + self._outcome() + ["."]
@@ -137,7 +141,16 @@ class Reading:
         quantity: ``from the printed inputs: 2.4905, exactly on a tie at this rounding, which
         gives 2.491; the exact value 2.49067… rounds to 2.491``."""
         result = self.formula.args[-1] if isinstance(self.formula, F.Chain) else self.formula
-        return plain_text(["from the printed inputs: ", result] + self._outcome())
+        return plain_text([*self.whence(), ": ", result] + self._outcome())
+
+    def whence(self) -> RichText:
+        """Where the reader's numbers come from: ``from the printed inputs``, and the values
+        the reader works out that no table prints (:attr:`own`), named: ``from the printed
+        inputs and the reader's own unrounded e^z_j after the step (not printed)``."""
+        if not self.own:
+            return ["from the printed inputs"]
+        names: RichText = [part for k, n in enumerate(self.own) for part in ([", "] if k else []) + [n]]
+        return ["from the printed inputs and the reader's own unrounded ", *names, " (not printed)"]
 
 
 @dataclass
@@ -363,6 +376,7 @@ class ByHand:
         self._prec = READER_PREC  # the reader's working precision (bits) for the current reading
         self._raw: dict[tuple[int, int], Value] = {}
         self._inputs: dict[tuple[int, int], tuple] = {}  # (precision, node) -> _input
+        self._owns: dict[tuple[int, int], tuple] = {}  # (precision, node) -> the unprinted nodes its _input writes
         self._taken: dict[int, Value | None] = {}  # the value a reader takes from the page (None: computes it)
         self._sizes: dict[tuple, int] | None = None  # the softmax rows' sizes (:meth:`_row_sizes`)
         self._chain: dict[int, str] | None = None
@@ -444,8 +458,27 @@ class ByHand:
         value = self._raw_value(node_id)
         if (node.meta.symbol is None and len(node.parents) <= 2) or (isinstance(node.op, Lin) and len(node.parents) <= 12):
             # a scratch step or an unprinted sum: the reader writes it out
-            return value, node.op.hand([self._input(p)[1] for p in node.parents]), node.meta
+            hand = node.op.hand([self._input(p)[1] for p in node.parents])
+            self._owns[self._prec, node_id] = self._own_of(node.parents)
+            return value, hand, node.meta
+        self._owns[self._prec, node_id] = (node_id,)  # a value of the reader's own, written as a number
         return value, self._value_expr(value), node.meta
+
+    def _own_of(self, parents) -> tuple:
+        """The unprinted nodes whose values the inputs ``parents`` write as numbers (built by
+        :meth:`_input` at this precision), each once, in order."""
+        owns, prec = self._owns, self._prec
+        return tuple(dict.fromkeys(i for p in parents for i in owns.get((prec, p), ())))
+
+    def _own_names(self, node_ids) -> tuple:
+        """The Names of ``node_ids`` (:meth:`_own_of`), a row of them with the same name
+        but for the index written once with the index ``j`` (``e^z_j after the step``)."""
+        names = [_name(self._named(self.graph.nodes[i].meta)) for i in node_ids]
+        rows: dict = {}
+        for n in names:
+            if n is not None:
+                rows.setdefault(n.but(index=None), []).append(n)
+        return tuple(dict.fromkeys(group[0] if len(group) == 1 else row.but(index="j") for row, group in rows.items()))
 
     def _given(self, node_id: int) -> tuple[fmpq, F.Node]:
         """A leaf (a weight, a given input, a constant) as the reader takes it, as (value,
@@ -775,7 +808,10 @@ class ByHand:
                 chain.append(F.Terms(*[self._value_expr(p) for p in products]))
         chain.append(self._value_expr(value))
         sources = [(self._named(meta), e) for _, e, meta in parts if meta is not None]
-        return self._finish(ref, self._named(node.meta), sources, F.Chain(*chain), value, rounded=rounded)
+        reading = self._finish(ref, self._named(node.meta), sources, F.Chain(*chain), value, rounded=rounded)
+        if reading is not None:
+            reading.own = self._own_names(self._own_of(node.parents))
+        return reading
 
     def _sgd_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
         """:meth:`reading` of a weight after the step, theta - eta dL/dtheta from the

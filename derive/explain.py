@@ -17,7 +17,7 @@ from .derivation import Derivation
 from .graph import is_exact
 from .name import after_step, grad_of
 from .names import label_of
-from .printing import text
+from .printing import plain_text, text
 from .rounding import format_fraction
 from .steps import Ref
 
@@ -97,7 +97,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
     exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"
                             else printer.byhand.digits_expr(derivation.value(r)) for r in inputs]))
-    lines.append(f"  the reader, from the printed inputs: {reading.calculation} -> {reading.reader}")
+    lines.append(f"  the reader, {plain_text(reading.whence())}: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
     lines.append("  " + why(reading, printer, derivation.value(ref)))
     return lines

@@ -295,6 +295,35 @@ def test_explain_the_loss_after_the_step():
         assert line(lines, "exact: -(").endswith("-> 0.927")
 
 
+def test_the_reader_s_own_unprinted_values_are_said_so():
+    """A user trial: "the reader, from the printed inputs" wrote p(␣roof) after the step from
+    e^z after the step, which no table prints (the reader works them out from the printed
+    weights, unrounded): the line now says so. L after reads the printed p after alone."""
+    lines = explain("p(␣roof) after")
+    assert line(lines, "the reader,").startswith("the reader, from the printed inputs and the reader's own "
+                                                 "unrounded e^z_j after the step (not printed): ")
+    assert line(lines, "e^z_␣roof after the step =").endswith("printed: not printed")
+    assert line(explain("L after"), "the reader,").startswith("the reader, from the printed inputs: -ln(0.396) =")
+
+
+@pytest.mark.parametrize("case", ["cat-climbed", "cat-climbed-llama"])
+def test_a_note_says_which_of_its_numbers_no_table_prints(case):
+    """At 3 places a note's inputs are printed (``-0.500``, ``0.612``) or the reader's own
+    unprinted values, cut (``2.95020…``: e^s_{4,2} of cat-climbed-llama, whose page prints
+    no e^s): a note that writes one names them, and only such a note does."""
+    out = run_cli("run", case)
+    assert out.returncode == 0, out.stderr
+    notes = [x for x in out.stdout.splitlines() if ": from the printed inputs" in x]
+    assert len(notes) >= 10
+    own = 0
+    for note in notes:
+        said = "and the reader's own unrounded " in note
+        inputs = note.split(" (not printed), " if said else ": from the printed inputs, ", 1)[1].split(" = ")[0]
+        assert ("\u2026" in inputs) == said, note
+        own += said
+    assert own >= (0 if case == "cat-climbed" else 2)  # (llama: a_{4,2} and p(␣roof) after the step, at least)
+
+
 def test_explain_a_weight_after_the_step():
     """E_{2,1} after the step: the seed's -0.5 - 0.1·(-0.011) = -0.499, from the printed gradient."""
     lines = explain("E_{2,1} after the step")

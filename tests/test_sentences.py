@@ -358,7 +358,8 @@ def longest_match(text: str, pieces: list[str]) -> list[int] | None:
     return ids
 
 
-NOTE = re.compile(r"^ +\S+ (.+?)(?: after the step)?: from the printed inputs, .*; the exact value (\S+?)(\u2026?) "
+NOTE = re.compile(r"^ +\S+ (.+?)(?: after the step)?: from the printed inputs(?: and the reader's own unrounded "
+                  r".+? \(not printed\))?, .*; the exact value (\S+?)(\u2026?) "
                   r"rounds to (\S+?)\.$")
 STILL_NOTE = re.compile(r"^ +\S+ (.+?) after the step: from the printed inputs, \S+ \((not trained|derivative 0)\)")
 SUM_NOTE = re.compile(r"the printed (?:weights|probabilities) add up to (.+) = (\S+), not 1: each is rounded on its own\.$")
