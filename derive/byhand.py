@@ -538,9 +538,9 @@ class ByHand:
 
     def _shown_text(self, node_id: int, strict: bool = True) -> str | None:
         """The text a reader sees printed for a node (with ``carry="printed"``, the
-        student's chain of the pass before the step), with the ASCII minus; None when
-        it is not on the page (a KeyError with ``strict``)."""
-        if self.carry == "printed" and self.phase == "before" and self.graph.nodes[node_id].meta.symbol:
+        student's chain of this reader's pass), with the ASCII minus; None when it is not
+        on the page (a KeyError with ``strict``)."""
+        if self.carry == "printed" and self.graph.nodes[node_id].meta.symbol:
             text = self.chain()[node_id]
         else:
             ref = Ref(self.phase, node_id)
@@ -565,9 +565,11 @@ class ByHand:
             NeedPrecision, Undefined: as :meth:`_raw_value`, for a value the reader needs."""
         if (self._prec, node_id) in self._raw:
             return
-        if self._page_ids is None:
+        if self._page_ids is None:  # (with carry="printed", the student's chain is the page)
             self._page_ids = frozenset(r.id for r, text in self.printed.items()
-                                       if r.phase == self.phase and is_number(text))
+                                       if r.phase == self.phase and is_number(text)) \
+                | (frozenset(i for i, text in self.chain().items() if is_number(text)) if self.carry == "printed"
+                   else frozenset())
         reached = self.graph.ancestors(node_id, stop=self._page_ids)
         needed = reached - self._page_ids
         whole = self._reader_pass(node_id) if reached & self._page_ids <= {node_id} else None
@@ -974,8 +976,10 @@ class ByHand:
 
     # ------------------------------------------------------------------ carry printed
     def chain(self) -> dict[int, str]:
-        """``carry = printed``: every named quantity recomputed from its inputs' chain
-        values and rounded, in order; returns its printed text by node id. The chain is
+        """``carry = printed``: every named quantity of this reader's pass recomputed from
+        its inputs' chain values and rounded, in order, from the weights as the page prints
+        them (after the step: as the SGD step's table prints them, :meth:`_given_value`);
+        returns its printed text by node id. The chain is
         recomputed at a doubled precision while a rounding is undecided (up to MAX_PREC;
         past it, the exact value's text stands for that digit)."""
         prec = READER_PREC
@@ -997,21 +1001,24 @@ class ByHand:
         with ctx.workprec(prec):
             for i, node in enumerate(self.graph.nodes):
                 if node.op is None:
-                    values[i] = self._given_value(i)[0]  # a weight as printed
+                    try:
+                        values[i] = self._given_value(i)[0]  # a weight as printed
+                    except Undefined:  # (after the step, printed with no digits: its exact value)
+                        values[i] = self._leaf(i)[1]
                     continue
                 try:
                     v = node.op.eval([values[p] for p in node.parents])
                 except NeedPrecision:
                     if not last:
                         raise
-                    v = self.derivation.value(Ref("before", i))  # carry the exact value
+                    v = self.derivation.value(Ref(self.phase, i))  # carry the exact value
                 except Undefined:  # undefined from printed values: carry the exact value
-                    v = self.derivation.value(Ref("before", i))
+                    v = self.derivation.value(Ref(self.phase, i))
                 if node.meta.symbol:
                     text = format_value(v, self.fmt)
                     if text is None and not last:
                         raise NeedPrecision
-                    text = text or self.derivation.decimal(Ref("before", i), self.fmt)
+                    text = text or self.derivation.decimal(Ref(self.phase, i), self.fmt)
                     chain[i] = text
                     if is_number(text):  # an undecided digit is carried unrounded
                         q = printed_fraction(text)
@@ -1021,9 +1028,12 @@ class ByHand:
 
     def carried(self, ref: Ref) -> str:
         """The text a student working from printed values writes for ``ref`` (carry =
-        printed); the exact value's text otherwise, and for gradients and the step."""
-        if self.carry == "printed" and ref.phase == "before" and ref.id in self.chain():
-            return self.chain()[ref.id].replace("-", self.fmt.minus)
+        printed): in the pass before the step and in the pass after it (:meth:`chain`, each
+        pass's own); the exact value's text otherwise, and for gradients and the step."""
+        if self.carry == "printed" and ref.phase in PASSES:
+            reader = self if ref.phase == self.phase else self._reader_of(ref.phase)
+            if reader is not None and ref.id in reader.chain():
+                return reader.chain()[ref.id].replace("-", self.fmt.minus)
         return self.printed[ref]
 
 

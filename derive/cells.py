@@ -17,6 +17,7 @@ from fractions import Fraction
 from .byhand import ByHand, printed
 from .derivation import Derivation
 from .graph import approx, is_exact
+from .name import after_step
 from .printing import RichText, plain_text
 from .rounding import Format, short_decimal
 from .steps import Ref, Table, Vec, refs_of, step_refs, table_refs
@@ -101,7 +102,8 @@ class Printer:
     def _drift(self, ref: Ref) -> RichText:
         reading = self.byhand.reading(ref)
         how = [" (", reading.formula, reading.remark + ")"] if reading else []
-        return ([self.derivation.meta(ref).name, ": carried from the printed values, ",
+        name = self.derivation.meta(ref).name
+        return ([after_step(name) if ref.phase == "after" else name, ": carried from the printed values, ",
                  printed(self.byhand.carried(ref))] + how
                 + ["; from the exact values, ", printed(self.text[ref]), "."])
 

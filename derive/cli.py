@@ -310,8 +310,9 @@ SignedZeroOpt = Annotated[bool, typer.Option("--signed-zero", metavar="", help="
                                              "-0.000 (default: 0.000).")]
 CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value from unrounded parents (the usual "
                                          "way); printed: each step recomputed from the previous step's printed "
-                                         "values, as a student works on paper, with the drift from the exact "
-                                         "values noted.")]
+                                         "values, as a student works on paper (the pass after the SGD step from "
+                                         "the weights its table prints), with the drift from the exact values "
+                                         "noted.")]
 OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
                                                   "of the terminal.")]
 WidthOpt = Annotated[Optional[int], typer.Option("--width", min=40, max=100_000, help="The width of the "

@@ -356,6 +356,34 @@ def test_carry_printed_cli(exact):
     assert "carried from the printed values" not in exact_out.stdout
 
 
+def test_carry_printed_carries_the_pass_after_the_step_too(derivation, exact, monkeypatch):
+    """A user trial: --carry printed carried the pass before the step (L = 0.929) but
+    printed the pass after it exact (0.927), with no note, as if the two were alike. The
+    student goes on from the weights the SGD table prints (the seed's gradient rows, each
+    E_i - 0.1 dL/dE_i rounded to 3 places) through the same chain: L after is 0.926."""
+    E_after = [list(row) for row in R.E]
+    for row in R.seed_rows(R.SEED_GRADIENTS):
+        i, g = int(row[0]), R.seed_vector(row[2])
+        moved = [R.E[i][c] - F(1, 10) * g[c] for c in range(4)]
+        # (g to 3 places moves the 4th place by at most 0.00005: the row is decided unless that place is a 5)
+        assert all((abs(v) * 10 ** 4) % 10 != 5 for v in moved)
+        E_after[i] = [R.rounded(v) for v in moved]
+    assert E_after[1] == R.seed_vector(R.SEED_THE_UPDATED)  # (the seed's row of ␣the after the step)
+    before = R.forward(carry=3)
+    monkeypatch.setattr(R, "E", E_after)
+    after = R.forward(carry=3)
+    monkeypatch.undo()
+    printer = Printer(derivation, Format(places=3), carry="printed")
+    L, p = derivation.loss, derivation.outputs["p"][R.TARGET]  # (node ids)
+    assert (R.text(before["L"]), R.text(after["L"]), R.text(exact["L"])) == ("0.929", "0.926", "0.928")
+    assert plain(printer.number(Ref("before", L))) == R.text(before["L"])
+    assert plain(printer.number(Ref("after", L))) == R.text(after["L"])  # (exact after the step: 0.927)
+    assert plain(printer.number(Ref("after", p))) == R.text(after["p"]["␣roof"])
+    notes = [n.text for n in printer.notes([Ref("before", L), Ref("after", L)])]
+    assert any(n.startswith("L after the step: carried from the printed values, 0.926 (") and
+               n.endswith("from the exact values, 0.927.") for n in notes), notes
+
+
 # ----------------------------------------------------------------------------- huge magnitudes
 def _all_notes(case_path) -> list[str]:
     """Every note derive writes for a case at 3 places, in the plain notation."""
