@@ -57,7 +57,8 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         ref = Ref("updated", ref.id)  # a weight in the pass after the step: its value after the step
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
     lines = [label_of(derivation, ref) + (f" ({where})" if where else "")]
-    shown = printer.shown(ref) or "not printed"
+    printed = printer.shown(ref)  # (None: no table prints it)
+    shown = printed or "not printed"
     if ref.phase == "grad":
         exact = derivation.exact_text(ref)
         return lines + [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
@@ -92,7 +93,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
                         f"printed values, or their digits are not certain); printed: {shown}"]
-    if printer.shown(ref) is not None and shown != reading.correct and reading.reader == reading.correct:
+    if printed is not None and shown != reading.correct and reading.reader == reading.correct:
         # (printed as given: -0.5, not -0.500; a quantity no table prints keeps its rounded digits)
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
     exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"
