@@ -977,8 +977,7 @@ class Graph:
     _loose: list[int] = field(default_factory=list, repr=False)  # the trainable leaves outside the weights
     _read_whole: tuple | None = field(default=None, repr=False)  # (nodes then, read_whole()), made once
     _first: tuple | None = field(default=None, repr=False)  # (nodes then, first_readers()), made once
-    _ancestors: dict = field(default_factory=dict, repr=False)  # node -> (nodes then, ancestors(node))
-    _ancestor_operations: dict = field(default_factory=dict, repr=False)  # likewise, ancestor_operations(node)
+    _ancestor_operations: dict = field(default_factory=dict, repr=False)  # node -> (nodes then, ancestor_operations)
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are
@@ -1068,42 +1067,39 @@ class Graph:
         return list(self._loose)
 
     def ancestors(self, node: int | tuple[int, ...], stop: Set[int] = frozenset()) -> set[int]:
-        """Ids of ``node`` (or of each node of a tuple) and of every node it depends on. A weight outside this set has
-        derivative exactly 0 with respect to ``node`` (no path reaches it): the only leaves
-        reverse mode can move. With ``stop``, the nodes it names are in the set but what
-        they depend on is not (unless another path reaches it): a reader who takes those
-        values from the page (:class:`derive.byhand.ByHand`) needs nothing behind them.
-        Without ``stop``, the set is made once per node and graph (the rules' training
-        step and every evaluation's pass after the step ask for the loss's): do not
-        change it."""
-        if not stop:
-            known = self._ancestors.get(node)
-            if known is not None and known[0] == len(self.nodes):
-                return known[1]
+        """Ids of ``node`` (or of each node of a tuple) and of every node it depends on. A
+        weight outside this set has derivative exactly 0 with respect to ``node`` (no path
+        reaches it): the only leaves reverse mode can move. With ``stop``, the nodes it
+        names are in the set but what they depend on is not (unless another path reaches
+        it): a reader who takes those values from the page (:class:`derive.byhand.ByHand`)
+        needs nothing behind them."""
+        return self._reached(node, stop, True)
+
+    def _reached(self, node: int | tuple[int, ...], stop: Set[int], columns: bool) -> set[int]:
+        """:meth:`ancestors`; without ``columns``, leaving out the entries of a weight that
+        a matrix product reads as a column (a range of its ids: 7 million at d_model 768)."""
         todo = list(node) if type(node) is tuple else [node]
         seen, shared = set(todo), set()
         while todo:
             fresh = set()
             for part in _parts(self.nodes[todo.pop()].parents, shared):
                 if type(part) is range:  # a weight's column: leaves, with no parents to visit
-                    seen.update(part)
+                    if columns:
+                        seen.update(part)
                 else:
                     fresh |= set(part) - seen  # one set operation per part, not per parent
             seen |= fresh
             todo += fresh - stop if stop else fresh
-        if not stop:
-            self._ancestors[node] = (len(self.nodes), seen)
         return seen
 
     def ancestor_operations(self, node: int | tuple[int, ...]) -> list[int]:
         """The ids of :meth:`ancestors` of ``node`` (or of each node of a tuple) but the
-        weights' entries, in order (made once per node and graph, as :meth:`ancestors`;
-        do not change it): the nodes a pass for ``node`` evaluates, and reverse mode visits,
-        one by one (a wide model's millions of weight entries are neither sorted nor
-        visited)."""
+        weights' entries, in order, made once per node and graph (do not change the list):
+        the nodes a pass for ``node`` evaluates, and reverse mode visits, one by one (a
+        wide model's millions of weight entries are neither kept nor visited)."""
         known = self._ancestor_operations.get(node)
         if known is None or known[0] != len(self.nodes):
-            reached = self.ancestors(node)
+            reached = self._reached(node, frozenset(), False)
             known = self._ancestor_operations[node] = (len(self.nodes), [i for i in self.operations() if i in reached])
         return known[1]
 
