@@ -572,12 +572,18 @@ def check_command(
     except DeriveError as exc:
         fail(exc)
     try:  # a report that cannot be written (a full disk, a closed pipe) is an error, never exit 0
-        if output_format == OutputFormat.json:
+        if output_format == OutputFormat.json:  # (streamed: json.dumps(verdicts, indent=1), a record at a time)
             import json  # (only here: a run's JSON is written by export_json)
-            sys.stdout.write(json.dumps([v.as_dict() for v in verdicts], ensure_ascii=False, indent=1) + "\n")
+            sys.stdout.write("[")
+            for k, v in enumerate(verdicts):
+                sys.stdout.write(("," if k else "") + "\n " + json.dumps(v.as_dict(), ensure_ascii=False,
+                                                                        indent=1).replace("\n", "\n "))
+            sys.stdout.write(("\n]" if verdicts else "]") + "\n")
         else:
             from .render_rich import render_verdicts
-            plain_console().print(render_verdicts(verdicts, file_name(file)))
+            console = plain_console()
+            for piece in render_verdicts(verdicts, file_name(file)):
+                console.print(piece)
         sys.stdout.flush()
     except OSError as exc:
         fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.markup import render as render_markup
 from rich.padding import Padding
 from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -452,18 +453,130 @@ STATUS_STYLES = {"correct": "green", "explained": "cyan", "inherited": "yellow",
                  "wrong": "bold red", "unreadable": "red", "not checked": "dim"}
 
 
-def render_verdicts(verdicts, file: str) -> Group:
-    """The report of ``derive check``: one row per checked entry and a count per verdict."""
+VERDICT_COLUMNS = ("line", "verdict", "what derive finds")
+REPORT_ROWS = 2000  # the rows of one piece of a streamed report (see render_verdicts)
+
+
+def _verdict_table(file: str, widths: list[int] | None = None) -> RichTable:
+    """The report's table, without rows (the columns fold: a word wider than its column
+    folds, no digit is cut); with ``widths``, its column widths (padding included) are
+    those: the widths the whole report's table takes (:meth:`_VerdictReport.widths`)."""
     table = RichTable(title=escape(f"Check of {file}"), title_justify="left", show_lines=True)
-    for column in ("line", "verdict", "what derive finds"):
-        table.add_column(column, overflow="fold")  # (a word wider than its column folds: no digit is cut)
-    for v in verdicts:  # (Text, not markup: nothing to parse, nothing to escape)
-        table.add_row(Text(str(v.line)), Text(v.status, style=STATUS_STYLES[v.status]), Text(v.message))
+    if widths is not None:
+        table._calculate_column_widths = lambda console, options: list(widths)
+    for column in VERDICT_COLUMNS:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _verdict_cells(verdict) -> tuple[Text, Text, Text]:
+    """One verdict's row (Text, not markup: nothing to parse, nothing to escape)."""
+    return Text(str(verdict.line)), Text(verdict.status, style=STATUS_STYLES[verdict.status]), Text(verdict.message)
+
+
+class _VerdictRows:
+    """A piece of the report's table: the title, the top edge and the header (``first``),
+    the rows of ``verdicts``, a line under each but the file's last row, and the bottom edge
+    (``last``), each character as Rich's whole table prints it (tests/test_check_report.py
+    compares the two). A cell is rendered once per text and style (a long file repeats its
+    messages); a line number that fits its column is written directly."""
+
+    def __init__(self, report: "_VerdictReport", verdicts, first: bool, last: bool):
+        self.report, self.verdicts, self.first, self.last = report, verdicts, first, last
+
+    def __rich_console__(self, console, options):
+        report = self.report
+        table, widths = report.table, report.widths(console, options)
+        box = table.box.substitute(options, safe=console.safe_box if table.safe_box is None else table.safe_box)
+        new_line = Segment.line()
+        if self.first:  # (the table without rows, less its bottom edge)
+            for line in list(Segment.split_lines(console.render(_verdict_table(report.file, widths), options)))[:-1]:
+                yield from line
+                yield new_line
+        left, right, divider = Segment(box.mid_left), Segment(box.mid_right), Segment(box.mid_vertical)
+        rule = Segment(box.get_row(widths, "row", edge=True))
+        for k, verdict in enumerate(self.verdicts):
+            cells = [report.cell(console, options, i, text, widths[i]) for i, text in enumerate(_verdict_cells(verdict))]
+            height = max(1, *(len(cell) for cell in cells))
+            if any(len(cell) != height for cell in cells):
+                cells = [Segment.set_shape(Segment.align_top(cell, width, height, Style.null()), width, height)
+                         for cell, width in zip(cells, widths)]
+            for line in range(height):
+                yield left
+                for i, cell in enumerate(cells):
+                    if i:
+                        yield divider
+                    yield from cell[line]
+                yield right
+                yield new_line
+            if not (self.last and k == len(self.verdicts) - 1):
+                yield rule
+                yield new_line
+        if self.last:
+            yield Segment(box.get_bottom(widths))
+            yield new_line
+
+
+class _VerdictReport:
+    """What the pieces of one report share: the table, its column widths and the cells
+    rendered so far."""
+
+    def __init__(self, verdicts, file: str):
+        self.verdicts, self.file, self.table = verdicts, file, _verdict_table(file)
+        self._widths: dict[int, list[int]] = {}
+        self._cells: dict[tuple, list] = {}
+
+    def widths(self, console, options) -> list[int]:
+        """The column widths Rich gives the whole table at ``options``' width: Rich's own
+        calculation on a table of the header and, per column, the cell of the longest word
+        and the cell of the longest line (a column's width depends on those two alone)."""
+        if options.max_width not in self._widths:
+            widest: list[dict] = [{}, {}, {}]  # column -> {"word" | "line": (cells, text)}
+            for verdict in self.verdicts:
+                for column, text in zip(widest, _verdict_cells(verdict)):
+                    plain = text.plain
+                    line = max(map(cell_len, plain.splitlines()), default=0)
+                    word = max(map(cell_len, plain.split()), default=line)
+                    for key, size in (("line", line), ("word", word)):
+                        if key not in column or size > column[key][0]:
+                            column[key] = (size, text)
+            proxy = _verdict_table(self.file)
+            for key in ("word", "line"):
+                proxy.add_row(*(column[key][1] for column in widest))
+            self._widths[options.max_width] = proxy._calculate_column_widths(
+                console, options.update_width(options.max_width - proxy._extra_width))
+        return self._widths[options.max_width]
+
+    def cell(self, console, options, column: int, text: Text, width: int) -> list[list[Segment]]:
+        """A cell's lines at ``width`` (padding included), as Rich's table renders them."""
+        plain = text.plain
+        if column == 0 and plain.isdigit() and plain.isascii() and len(plain) <= width - 2:
+            return [[Segment(" " + plain + " " * (width - 1 - len(plain)))]]
+        key = (column, plain, str(text.style), width)
+        if key not in self._cells:
+            spec = self.table.columns[column]
+            self._cells[key] = console.render_lines(
+                Padding(text, self.table.padding), options.update(
+                    width=width, justify=spec.justify, no_wrap=spec.no_wrap, overflow=spec.overflow, height=None,
+                    highlight=spec.highlight), style=console.get_style(spec.style or "") + Style.null())
+        return self._cells[key]
+
+
+def render_verdicts(verdicts, file: str):
+    """The report of ``derive check``, in pieces to print in turn (a Rich renderable each):
+    one row per checked entry, in a table whose pieces print as one (each character as
+    Rich prints the whole table), and a count per verdict. The pieces are made as they are
+    printed: a long file's report is never held whole, as text or as Rich segments."""
+    if not verdicts:
+        yield Text(f"Check of {file}: no line of the file gives a number to check "
+                   "(expected lines such as `sigma_5 = 0.866` or a table of numbers)")
+        return
+    report = _VerdictReport(verdicts, file)
+    for start in range(0, len(verdicts), REPORT_ROWS):
+        yield _VerdictRows(report, verdicts[start:start + REPORT_ROWS], start == 0,
+                           start + REPORT_ROWS >= len(verdicts))
     counts = {}
     for v in verdicts:
         counts[v.status] = counts.get(v.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-    if not verdicts:
-        return Group(Text(f"Check of {file}: no line of the file gives a number to check "
-                          "(expected lines such as `sigma_5 = 0.866` or a table of numbers)"))
-    return Group(table, Text(f"{len(verdicts)} {'entry' if len(verdicts) == 1 else 'entries'}: {summary}"))
+    yield Text(f"{len(verdicts)} {'entry' if len(verdicts) == 1 else 'entries'}: {summary}")
