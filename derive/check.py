@@ -138,6 +138,12 @@ class Checker:
         self._others: dict[tuple, list] = memo("others")  # (ref, format) -> [(convention, its printed value)]
         self._heads: dict[tuple, list] = memo("heads")  # (ref, format) -> [(another head, its printed value)]
         self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
+        self._variant_values: dict[tuple, str | None] = memo("under")  # _under's answer, by its arguments
+        self._behind: dict[int, tuple] = memo("behind")  # every ancestor of a node, and them with it, in order
+        # what the reader's values upstream of a node are, by (node, how many values were written): the
+        # written nodes only grow (none is forgotten), so their count says which they are
+        self._upstream: dict[tuple, tuple] = {}
+        self._recomputed: dict[tuple, list[int]] = {}  # the nodes a recomputation changes, by _gives's key
         self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
 
     # ------------------------------------------------------------------ helpers
@@ -815,15 +821,18 @@ class Checker:
     def _under(self, description: str | tuple[str, ...], ref: Ref, fmt: Format) -> str | None:
         """``ref``'s value written at ``fmt`` in the case derived under ``description``
         (None when that variant does not exist or has no such quantity)."""
-        variant = self.variant(description)
-        if variant is None:
-            return None
-        meta = self.derivation.meta(ref)
-        try:  # the same quantity in the same pass (L after the step is not L)
-            other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
-        except DeriveError:
-            return None
-        return other.replace("\u2212", "-")
+        key = (description, ref, fmt)
+        if key not in self._variant_values:
+            self._variant_values[key] = None
+            variant = self.variant(description)
+            if variant is not None:
+                meta = self.derivation.meta(ref)
+                try:  # the same quantity in the same pass (L after the step is not L)
+                    other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
+                    self._variant_values[key] = other.replace("\u2212", "-")
+                except DeriveError:
+                    pass
+        return self._variant_values[key]
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The head whose quantity of the same name (or, for a row split among the heads by
@@ -855,10 +864,10 @@ class Checker:
         (that is :meth:`inherited`), or they do not give ``text``."""
         if ref.phase != "before" or not self._written:
             return []
-        upstream = _ancestors(self.derivation.graph, ref.id, self._written.keys())
+        upstream, nodes = self.upstream(ref.id)
         used = [i for i in upstream if i in self._written]
         if not used or any(i in self._origins for i in used) or \
-                not self._gives(ref, text, fmt, upstream, None, sorted(upstream | {ref.id})):
+                not self._gives(ref, text, fmt, upstream, None, nodes):
             return []
         values = self.derivation.evaluation().before
         rounded = [Ref("before", i) for i in used if not (is_exact(values[i]) and values[i] == self._written[i])]
@@ -877,36 +886,52 @@ class Checker:
         graph = self.derivation.graph
         # the reader's own values shadow what lies behind them: an error before a value
         # they wrote again (right or wrong) does not reach this line through it
-        upstream = _ancestors(graph, ref.id, self._written.keys())
+        upstream, upstream_nodes = self.upstream(ref.id)
         origins = self._origins
         lines = sorted({origins[i] for i in (upstream if len(upstream) < len(origins) else origins)
                         if i in upstream and i in origins})
         if not lines:
             return None
         # every written value upstream takes the reader's value: what lies behind them is not read
-        if not self._gives(ref, text, fmt, upstream, None, sorted(upstream | {ref.id})):
+        if not self._gives(ref, text, fmt, upstream, None, upstream_nodes):
             return None
         if len(lines) > 1:
             # a written value from another line is recomputed from what lies behind it
-            nodes = sorted(_ancestors(graph, ref.id) | {ref.id})
+            if ref.id not in self._behind:
+                self._behind[ref.id] = tuple(sorted(_ancestors(graph, ref.id) | {ref.id}))
+            nodes = self._behind[ref.id]
             for line in reversed(lines):
                 if self._gives(ref, text, fmt, upstream, line, nodes):
                     return line
         return lines[0]
 
+    def upstream(self, node_id: int) -> tuple[set[int], tuple[int, ...]]:
+        """The nodes ``node_id`` is computed from, not looking behind the reader's values
+        (:func:`_ancestors` with the written nodes as ``stop``), and those nodes with
+        ``node_id`` in the graph's order; worked out once per node and set of written nodes."""
+        key = (node_id, len(self._written))
+        if key not in self._upstream:
+            upstream = _ancestors(self.derivation.graph, node_id, self._written.keys())
+            self._upstream[key] = (upstream, tuple(sorted(upstream | {node_id})))
+        return self._upstream[key]
+
     def _gives(self, ref: Ref, text: str, fmt: Format, upstream: set[int], only: int | None,
-               nodes: list[int]) -> bool:
+               nodes: tuple[int, ...]) -> bool:
         """Recomputing ``ref`` from the reader's values upstream (only the wrong ones that
         come from line ``only``, when given) gives ``text``; ``nodes`` (in order) are the
-        nodes that can change it."""
+        nodes that can change it (of them, those downstream of the reader's values are
+        recomputed: found once per set of values taken and ``nodes``)."""
         written = self._written
         near = upstream if len(upstream) < len(written) else written
         overrides = {i: written[i] for i in near if i in upstream and i in written
                      and (only is None or Ref("before", i) not in self.origin or self.origin[Ref("before", i)] == only)}
+        key = (ref.id, frozenset(overrides), nodes)
+        if key not in self._recomputed:
+            self._recomputed[key] = _changed(self.derivation.graph, overrides, nodes)
         with ctx.workprec(READER_PREC):
             try:
                 value = _forward_with(self.derivation.graph, self.derivation.evaluation().before, overrides, ref.id,
-                                      nodes)
+                                      self._recomputed[key])
             except (Undefined, NeedPrecision):  # (sigma_5 = 0 written above: from the reader's values, no value)
                 return False
             again = format_value(value, fmt)
@@ -1245,19 +1270,26 @@ def _lines(lines: list[int]) -> str:
     return ("line " if len(lines) == 1 else "lines ") + listed([str(n) for n in lines])
 
 
+def _changed(graph, overrides, nodes) -> list[int]:
+    """The nodes of ``nodes`` (in order) that :func:`_forward_with` recomputes when the
+    nodes in ``overrides`` take other values: those with a parent among them or among the
+    nodes recomputed before (a shorter ``nodes`` that gives the same value)."""
+    changed, out = set(overrides), []
+    for i in nodes:
+        if i not in changed and graph.nodes[i].op is not None and any(p in changed for p in graph.nodes[i].parents):
+            changed.add(i)
+            out.append(i)
+    return out
+
+
 def _forward_with(graph, values: Sequence[Value], overrides: dict[int, Value], target: int,
-                  nodes: list[int] | None = None) -> Value:
+                  changed: list[int]) -> Value:
     """The value of ``target`` when the nodes in ``overrides`` take the given values
-    (the reader's own) and everything between is recomputed; ``nodes``, in the graph's
-    order, are the nodes to recompute (all up to ``target`` by default: a subset that holds
-    every ancestor of ``target`` gives the same value in less time)."""
+    (the reader's own) and the nodes ``changed`` (in the graph's order: :func:`_changed`)
+    are recomputed from them."""
     new = dict(overrides)
-    for i in (range(target + 1) if nodes is None else nodes):
-        if i in new or graph.nodes[i].op is None:
-            continue
-        parents = graph.nodes[i].parents
-        if any(p in new for p in parents):
-            new[i] = graph.nodes[i].op.eval([new.get(p, values[p]) for p in parents])
+    for i in changed:
+        new[i] = graph.nodes[i].op.eval([new.get(p, values[p]) for p in graph.nodes[i].parents])
     return new.get(target, values[target])
 
 

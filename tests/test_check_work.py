@@ -1,0 +1,41 @@
+"""Issue "work is bounded": the work of checking a long file grows with what is new in it,
+not with its length. A reader's wrong values are traced back to earlier lines by
+recomputing the graph from them; the nodes upstream of a quantity are found once per set of
+written values (not once per line). bench/check.py measures the times; these tests count the
+work.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from derive import check
+from derive.case import load_case
+from derive.check import Checker
+from derive.derivation import derive
+
+
+@pytest.fixture(scope="module")
+def derivation():
+    return derive(load_case("cat-climbed"))
+
+
+def counting(monkeypatch, module, name: str) -> list:
+    calls = []
+    original = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_the_nodes_upstream_are_found_once_per_set_of_written_values(derivation, monkeypatch):
+    # sigma_5 wrong, then 300 different wrong values of z_roof (each traced back to line 1)
+    lines = ["sigma_5 = 0.900"] + [f"z_roof = {2 + k / 1000:.3f}" for k in range(300)]
+    calls = counting(monkeypatch, check, "_ancestors")
+    verdicts = Checker(derivation).check_text("\n".join(lines))
+    assert len(verdicts) == 301 and verdicts[0].status == "wrong"
+    # at most: sigma_5 and z_roof, each before and after its first written value
+    assert len(calls) <= 4, len(calls)
