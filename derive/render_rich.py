@@ -8,6 +8,7 @@ import re
 from rich.box import HEAVY_HEAD, Box
 from rich.cells import cell_len
 from rich.console import Group
+from rich.control import strip_control_codes
 from rich.markup import escape
 from rich.markup import render as render_markup
 from rich.padding import Padding
@@ -469,17 +470,19 @@ def _verdict_table(file: str, widths: list[int] | None = None) -> RichTable:
     return table
 
 
-def _verdict_cells(verdict) -> tuple[Text, Text, Text]:
-    """One verdict's row (Text, not markup: nothing to parse, nothing to escape)."""
-    return Text(str(verdict.line)), Text(verdict.status, style=STATUS_STYLES[verdict.status]), Text(verdict.message)
+def _verdict_cells(verdict) -> tuple[str, str, str]:
+    """One verdict's row: its cells' texts, as Rich's Text keeps them (control codes
+    dropped; Text, not markup: nothing to parse, nothing to escape)."""
+    return str(verdict.line), verdict.status, strip_control_codes(verdict.message)
 
 
 class _VerdictRows:
     """A piece of the report's table: the title, the top edge and the header (``first``),
     the rows of ``verdicts``, a line under each but the file's last row, and the bottom edge
     (``last``), each character as Rich's whole table prints it (tests/test_check_report.py
-    compares the two). A cell is rendered once per text and style (a long file repeats its
-    messages); a line number that fits its column is written directly."""
+    compares the two). A cell is rendered once per text (a long file repeats its messages);
+    a line number that fits its column is written directly; on a console without colours,
+    each line of the table is one segment."""
 
     def __init__(self, report: "_VerdictReport", verdicts, first: bool, last: bool):
         self.report, self.verdicts, self.first, self.last = report, verdicts, first, last
@@ -493,8 +496,9 @@ class _VerdictRows:
             for line in list(Segment.split_lines(console.render(_verdict_table(report.file, widths), options)))[:-1]:
                 yield from line
                 yield new_line
-        left, right, divider = Segment(box.mid_left), Segment(box.mid_right), Segment(box.mid_vertical)
-        rule = Segment(box.get_row(widths, "row", edge=True))
+        plain = console.color_system is None  # (no style is printed: the text alone)
+        left, right, divider = Segment(box.mid_left), Segment(box.mid_right + "\n"), Segment(box.mid_vertical)
+        rule = Segment(box.get_row(widths, "row", edge=True) + "\n")
         for k, verdict in enumerate(self.verdicts):
             cells = [report.cell(console, options, i, text, widths[i]) for i, text in enumerate(_verdict_cells(verdict))]
             height = max(1, *(len(cell) for cell in cells))
@@ -502,16 +506,13 @@ class _VerdictRows:
                 cells = [Segment.set_shape(Segment.align_top(cell, width, height, Style.null()), width, height)
                          for cell, width in zip(cells, widths)]
             for line in range(height):
-                yield left
-                for i, cell in enumerate(cells):
-                    if i:
-                        yield divider
-                    yield from cell[line]
-                yield right
-                yield new_line
+                segments = [left, *cells[0][line], divider, *cells[1][line], divider, *cells[2][line], right]
+                if plain:
+                    yield Segment("".join(segment.text for segment in segments))
+                else:
+                    yield from segments
             if not (self.last and k == len(self.verdicts) - 1):
                 yield rule
-                yield new_line
         if self.last:
             yield Segment(box.get_bottom(widths))
             yield new_line
@@ -531,35 +532,40 @@ class _VerdictReport:
         calculation on a table of the header and, per column, the cell of the longest word
         and the cell of the longest line (a column's width depends on those two alone)."""
         if options.max_width not in self._widths:
-            widest: list[dict] = [{}, {}, {}]  # column -> {"word" | "line": (cells, text)}
+            widest: list[dict] = [{}, {}, {}]  # column -> {"word" | "line": (cells, its verdict)}
+            measured: dict[str, tuple[int, int]] = {}
             for verdict in self.verdicts:
                 for column, text in zip(widest, _verdict_cells(verdict)):
-                    plain = text.plain
-                    line = max(map(cell_len, plain.splitlines()), default=0)
-                    word = max(map(cell_len, plain.split()), default=line)
-                    for key, size in (("line", line), ("word", word)):
+                    if text not in measured:
+                        line = max(map(cell_len, text.splitlines()), default=0)
+                        measured[text] = (line, max(map(cell_len, text.split()), default=line))
+                    for key, size in zip(("line", "word"), measured[text]):
                         if key not in column or size > column[key][0]:
-                            column[key] = (size, text)
+                            column[key] = (size, verdict)
             proxy = _verdict_table(self.file)
             for key in ("word", "line"):
-                proxy.add_row(*(column[key][1] for column in widest))
+                proxy.add_row(*(_verdict_text(_verdict_cells(column[key][1])[i], i) for i, column in enumerate(widest)))
             self._widths[options.max_width] = proxy._calculate_column_widths(
                 console, options.update_width(options.max_width - proxy._extra_width))
         return self._widths[options.max_width]
 
-    def cell(self, console, options, column: int, text: Text, width: int) -> list[list[Segment]]:
+    def cell(self, console, options, column: int, text: str, width: int) -> list[list[Segment]]:
         """A cell's lines at ``width`` (padding included), as Rich's table renders them."""
-        plain = text.plain
-        if column == 0 and plain.isdigit() and plain.isascii() and len(plain) <= width - 2:
-            return [[Segment(" " + plain + " " * (width - 1 - len(plain)))]]
-        key = (column, plain, str(text.style), width)
+        if column == 0 and text.isdigit() and text.isascii() and len(text) <= width - 2:
+            return [[Segment(" " + text + " " * (width - 1 - len(text)))]]
+        key = (column, text, width)
         if key not in self._cells:
             spec = self.table.columns[column]
             self._cells[key] = console.render_lines(
-                Padding(text, self.table.padding), options.update(
+                Padding(_verdict_text(text, column), self.table.padding), options.update(
                     width=width, justify=spec.justify, no_wrap=spec.no_wrap, overflow=spec.overflow, height=None,
                     highlight=spec.highlight), style=console.get_style(spec.style or "") + Style.null())
         return self._cells[key]
+
+
+def _verdict_text(text: str, column: int) -> Text:
+    """A cell of the report as Rich Text: the verdict in its colour."""
+    return Text(text, style=STATUS_STYLES[text]) if column == 1 else Text(text)
 
 
 def render_verdicts(verdicts, file: str):
