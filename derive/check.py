@@ -139,6 +139,7 @@ class Checker:
         self._heads: dict[tuple, list] = memo("heads")  # (ref, format) -> [(another head, its printed value)]
         self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
         self._variant_values: dict[tuple, str | None] = memo("under")  # _under's answer, by its arguments
+        self._labels: dict[Ref, str] = memo("labels")  # label_of's answer, by ref
         self._behind: dict[int, tuple] = memo("behind")  # every ancestor of a node, and them with it, in order
         # what the reader's values upstream of a node are, by (node, how many values were written): the
         # written nodes only grow (none is forgotten), so their count says which they are
@@ -147,6 +148,12 @@ class Checker:
         self._statistics: set[str] | None = None  # the symbols of the norms' statistics (mu, sigma, rms)
 
     # ------------------------------------------------------------------ helpers
+    def label(self, ref: Ref) -> str:
+        """:func:`derive.names.label_of` (the printed name of ``ref``), worked out once per ref."""
+        if ref not in self._labels:
+            self._labels[ref] = label_of(self.derivation, ref)
+        return self._labels[ref]
+
     def fmt(self, places: int) -> Format:
         """The format a value written with ``places`` decimals is judged at."""
         return Format(places=places, mode=self.mode)
@@ -475,7 +482,7 @@ class Checker:
         """An exact form (``E_{1,1} = -1/2``, ``sigma_1 = sqrt(375010)/1000``) or a definition
         in terms of other quantities (``m_1[1] = W_2_{1,1} g_1[1] + ...``), compared with the
         exact value to 30 digits."""
-        label = label_of(self.derivation, refs[0]) if len(refs) == 1 else entry.name
+        label = self.label(refs[0]) if len(refs) == 1 else entry.name
         if len(refs) != 1:
             raise DeriveError(f"{entry.name} has {len(refs)} components but the line gives one exact value")
         meta = self.derivation.meta(refs[0])
@@ -664,8 +671,8 @@ class Checker:
                 self._written[ref.id] = fmpq(self.student[ref].numerator, self.student[ref].denominator)
         worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
-        label = label_of(self.derivation, refs[0]) if len(refs) == 1 else _row_name(
-            [label_of(self.derivation, r) for r in refs]) or entry.name
+        label = self.label(refs[0]) if len(refs) == 1 else _row_name(
+            [self.label(r) for r in refs]) or entry.name
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
         message = "; ".join(dict.fromkeys(messages)) or (f"{label}: correct" if label else "correct")
         for ref, result in zip(refs, results):
@@ -720,7 +727,7 @@ class Checker:
         if ref not in self._exact:
             self._exact[ref] = printer.byhand.exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
-        label = label_of(self.derivation, ref)
+        label = self.label(ref)
         reading = self.reading(ref, places)
         if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
             note = f" ({reading.brief()})" if reading is not None and reading.noteworthy else ""
@@ -1021,7 +1028,7 @@ class Checker:
         if op == "-" and plus or op == "+" and minus or not (plus or minus):
             return None  # against the gradient (or not a weight and its gradient)
         leaf = (plus or minus)[0]
-        label, grad, after = (label_of(self.derivation, Ref(phase, leaf)) for phase in ("before", "grad", "after"))
+        label, grad, after = (self.label(Ref(phase, leaf)) for phase in ("before", "grad", "after"))
         gradient = written if plus else -written
         right = w - eta * gradient
         how = "adds the gradient" if op == "+" else f"writes the gradient with its sign flipped ({g})"
@@ -1068,7 +1075,7 @@ class Checker:
 
     def _name(self, ref: Ref) -> str:
         meta = self.derivation.meta(ref)
-        return label_of(self.derivation, ref) + (f" (head {meta.head})" if meta.head else "")
+        return self.label(ref) + (f" (head {meta.head})" if meta.head else "")
 
     def by_hand_of(self, value, places: int) -> list[Ref]:
         """The printed quantities whose by-hand form from the printed inputs (at ``places``)
