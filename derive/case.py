@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field, make_dataclass
@@ -23,7 +22,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from . import registry, weights
-from .errors import CaseError, read_text
+from .errors import CaseError, max_mb, read_text
 from .numbers import NUMBER_FORMS, parse_exact, python_int_guard
 
 Matrix = list[list[Fraction]]
@@ -396,17 +395,7 @@ def _max_case_mb(file: str) -> float:
 
     Raises:
         CaseError: when the variable is not a positive number."""
-    text = os.environ.get("DERIVE_MAX_CASE_MB")
-    if text is None:
-        return MAX_CASE_MB
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise CaseError(f"DERIVE_MAX_CASE_MB = {text[:40]!r} is not a positive number", file=file,
-                        expected="a size in MB, such as 64")
-    return value
+    return max_mb("DERIVE_MAX_CASE_MB", MAX_CASE_MB, file, CaseError)
 
 
 def _digits(value) -> int:

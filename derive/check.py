@@ -69,6 +69,9 @@ WEIGHT_INDEX = re.compile(r"_\{?([0-9, ]+)\}?|\[([^\]]+)\]")  # _2, _{2,1}, [2],
 SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
 SIZES = ("d", "V", "T", "d_mlp", "d_ff", "r")  # the case's sizes, when no quantity has the name
 UNDECIDED_DIGITS = "(digits not decided)"  # a value whose digits no precision up to MAX_PREC certifies
+# the largest hand file `derive check` reads, in MB (DERIVE_MAX_HAND_MB raises it): 100,000 lines of
+# derive's own page are 9 MB, checked in about 10 s and 300 MB (bench/check.py)
+MAX_HAND_MB = 16
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 RANK = {status: k for k, status in enumerate(STATUSES)}  # a line's verdict is its worst component's

@@ -23,7 +23,7 @@ from . import registry
 from .byhand import CARRY_MODES
 from .case import bundled_cases, load_case
 from .derivation import derive
-from .errors import DeriveError, file_name, read_text
+from .errors import DeriveError, file_name, max_mb, read_text
 from .evaluate import Progress, reporting, set_aside
 from .output import write_atomic
 from .printing import counted
@@ -560,11 +560,13 @@ def check_command(
     (named); wrong (with the exact value); unreadable; not checked (a name derive does not know).
     Exits 1 when any line is inherited, convention, wrong or unreadable (not checked lines do
     not fail it), 2 on bad input (an empty file among it)."""
-    from .check import FAILING, Checker
+    from .check import FAILING, MAX_HAND_MB, Checker
 
     try:
         derivation = derived(case)
-        text = read_text(file)
+        limit = max_mb("DERIVE_MAX_HAND_MB", MAX_HAND_MB, file_name(file))
+        text = read_text(file, limit=(limit, f"a hand file of at most {limit:g} MB, whose time and memory grow with it; "
+                                             "DERIVE_MAX_HAND_MB=N raises it on purpose"))
         if not text.lstrip("\ufeff").strip():  # (nothing to check is bad input, not a pass)
             raise DeriveError("the file is empty", file=file_name(file),
                               expected="lines of a hand computation, such as `sigma_5 = 0.866`")

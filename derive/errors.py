@@ -7,6 +7,7 @@ exits with code 2; it never shows a traceback for one.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -70,21 +71,50 @@ def file_name(path) -> str:
     return "standard input" if str(path) == STDIN else str(path)
 
 
-def read_text(path, error: type[DeriveError] = DeriveError) -> str:
+def max_mb(variable: str, default: float, file: str, error: type[DeriveError] = DeriveError) -> float:
+    """The largest file of a kind read, in MB: ``default``, or the environment variable
+    ``variable`` (``DERIVE_MAX_CASE_MB``, ``DERIVE_MAX_HAND_MB``) when it is set.
+
+    Raises:
+        DeriveError: of class ``error``, naming ``file``, when the variable is not a positive number."""
+    text = os.environ.get(variable)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise error(f"{variable} = {text[:40]!r} is not a positive number", file=file,
+                    expected="a size in MB, such as 64")
+    return value
+
+
+def read_text(path, error: type[DeriveError] = DeriveError, limit: tuple[float, str] | None = None) -> str:
     """The text of the file at ``path`` (a case or a hand file; :data:`STDIN`: the standard input),
-    read as UTF-8 (a leading byte-order mark kept: the readers read past it).
+    read as UTF-8 (a leading byte-order mark kept: the readers read past it). ``limit``: (the
+    largest size read, in MB; what the message expects instead), checked before the text is
+    read (the standard input is read up to the limit).
 
     Raises:
         DeriveError: of class ``error``, naming the file (:func:`file_name`), on one line: the file cannot be
-            read (the system's reason alone: "No such file or directory"), a byte is not
-            UTF-8 (:func:`not_utf8`), or the text holds a NUL byte (UTF-16 saved without
-            its mark: :func:`nul_bytes`)."""
+            read (the system's reason alone: "No such file or directory"), is larger than
+            ``limit``, a byte is not UTF-8 (:func:`not_utf8`), or the text holds a NUL byte
+            (UTF-16 saved without its mark: :func:`nul_bytes`)."""
     name = file_name(path)
+    most = None if limit is None else int(limit[0] * 10**6)
     try:
         if str(path) == STDIN:  # read whole, as a file is
-            text = sys.stdin.buffer.read().decode("utf-8")
+            data = sys.stdin.buffer.read() if most is None else sys.stdin.buffer.read(most + 1)
+            if most is not None and len(data) > most:
+                raise error(f"is more than the limit of {limit[0]:g} MB", file=name, expected=limit[1])
+            text = data.decode("utf-8")
         else:
             with open(path, encoding="utf-8") as file:
+                size = os.fstat(file.fileno()).st_size
+                if most is not None and size > most:
+                    raise error(f"is {size / 10**6:.1f} MB, more than the limit of {limit[0]:g} MB", file=name,
+                                expected=limit[1])
                 text = file.read()
     except UnicodeDecodeError as exc:
         raise error(not_utf8(exc), file=name, expected="a text file saved as UTF-8") from None

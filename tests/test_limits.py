@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from derive.case import load_case
+from typer.testing import CliRunner
+
+from derive.cli import app
 from derive.errors import CaseError
 from test_bad_input import BASE, assert_clean_error, edit, run, run_case
 
@@ -71,6 +74,22 @@ def test_a_case_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path
     monkeypatch.setenv("DERIVE_MAX_CASE_MB", "lots")
     with pytest.raises(CaseError, match="DERIVE_MAX_CASE_MB"):
         load_case(str(path))
+
+
+def test_a_hand_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """derive check reads at most 16 MB of hand computation (issue "work is bounded"), from
+    a file or the standard input: one line naming the file, its size and the limit."""
+    path = tmp_path / "big.md"
+    path.write_text("L = 0.928\n" + ("% " + "x" * 97 + "\n") * 170_000, encoding="utf-8")  # 17.0 MB
+    assert_clean_error(run("check", "cat-climbed", str(path)), str(path), "17.0 MB", "limit of 16 MB",
+                       "DERIVE_MAX_HAND_MB")
+    result = CliRunner().invoke(app, ["check", "cat-climbed", "-"], input=path.read_bytes())
+    assert_clean_error(result, "standard input", "more than the limit of 16 MB", "DERIVE_MAX_HAND_MB")
+    monkeypatch.setenv("DERIVE_MAX_HAND_MB", "20")
+    result = run("check", "cat-climbed", str(path))
+    assert result.exit_code == 0 and "1 entry: 1 correct" in result.output, result.output
+    monkeypatch.setenv("DERIVE_MAX_HAND_MB", "0")
+    assert_clean_error(run("check", "cat-climbed", str(path)), "DERIVE_MAX_HAND_MB = '0' is not a positive number")
 
 
 def test_a_context_length_past_the_limit_is_refused(tmp_path):
