@@ -582,10 +582,8 @@ def check_command(
                                                                         indent=1).replace("\n", "\n "))
             sys.stdout.write(("\n]" if verdicts else "]") + "\n")
         else:
-            from .render_rich import render_verdicts
-            console = plain_console()
-            for piece in render_verdicts(verdicts, file_name(file)):
-                console.print(piece)
+            from .render_rich import print_verdicts
+            print_verdicts(plain_console(), verdicts, file_name(file))
         sys.stdout.flush()
     except OSError as exc:
         fail(DeriveError(f"cannot write the report: {exc.strerror or exc}"))

@@ -549,6 +549,10 @@ class _VerdictReport:
                 console, options.update_width(options.max_width - proxy._extra_width))
         return self._widths[options.max_width]
 
+    def width(self, console, options) -> int:
+        """The whole table's width at ``options``: its columns' and its borders'."""
+        return sum(self.widths(console, options)) + self.table._extra_width
+
     def cell(self, console, options, column: int, text: str, width: int) -> list[list[Segment]]:
         """A cell's lines at ``width`` (padding included), as Rich's table renders them."""
         if column == 0 and text.isdigit() and text.isascii() and len(text) <= width - 2:
@@ -566,6 +570,19 @@ class _VerdictReport:
 def _verdict_text(text: str, column: int) -> Text:
     """A cell of the report as Rich Text: the verdict in its colour."""
     return Text(text, style=STATUS_STYLES[text]) if column == 1 else Text(text)
+
+
+def print_verdicts(console, verdicts, file: str) -> None:
+    """Print the report of ``derive check`` (:func:`render_verdicts`) on ``console``, a piece
+    at a time. A piece of the table that prints no colour and fits the console's width (Rich
+    would neither style nor crop its lines) is written as its text, without Rich's handling
+    of each line: the same characters (tests/test_check_report.py)."""
+    for piece in render_verdicts(verdicts, file):
+        if isinstance(piece, _VerdictRows) and console.color_system is None and \
+                piece.report.width(console, console.options) <= console.width:
+            console.file.write("".join(segment.text for segment in piece.__rich_console__(console, console.options)))
+        else:
+            console.print(piece)
 
 
 def render_verdicts(verdicts, file: str):

@@ -24,7 +24,7 @@ from derive import render_rich
 from derive.case import load_case
 from derive.check import STATUSES, Checker, Verdict
 from derive.derivation import derive
-from derive.render_rich import STATUS_STYLES, render_verdicts
+from derive.render_rich import STATUS_STYLES, print_verdicts, render_verdicts
 
 HAND = Path(__file__).parent / "hand"
 
@@ -51,6 +51,13 @@ def printed(pieces, width: int, color: bool) -> str:
     return out.getvalue()
 
 
+def printed_by_derive(verdicts, file: str, width: int, color: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, emoji=False, force_terminal=color, color_system="truecolor" if color else None)
+    print_verdicts(console, verdicts, file)
+    return out.getvalue()
+
+
 @pytest.fixture(scope="module")
 def hand_verdicts():
     derivation = derive(load_case("cat-climbed"))
@@ -73,10 +80,11 @@ def test_the_streamed_report_prints_as_the_whole_table(hand_verdicts, width, col
     for verdicts in (hand_verdicts, ODD, hand_verdicts[:1], hand_verdicts[:7], hand_verdicts[:8]):
         expected = printed([whole_table(verdicts, "hand [1].md")], width, color)
         assert printed(render_verdicts(verdicts, "hand [1].md"), width, color) == expected
+        assert printed_by_derive(verdicts, "hand [1].md", width, color) == expected
 
 
 def test_an_empty_report_says_so():
-    out = printed(render_verdicts([], "h.md"), 80, False)
+    out = printed_by_derive([], "h.md", 80, False)
     assert out.startswith("Check of h.md: no line of the file gives a number to check")
 
 
