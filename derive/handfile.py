@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import mathread
@@ -333,6 +333,7 @@ class _Reader:
         self.entries: list[Entry] = []
         self.prose_line = 0  # the number (1-based) of the last line read as prose
         self.width = max(map(len, self.lines), default=0)  # the page's width: its longest line
+        self._equations: dict[tuple, Entry] = {}  # an equation read, by its text, line and context (:meth:`equation`)
 
     @property
     def here(self) -> dict:
@@ -505,10 +506,17 @@ class _Reader:
         it apart: the equations of a line that writes several (``parts``: :func:`_assignments`)
         and, when its left side is several words (``Also L = 0.929``, ``Then sigma = 0.866
         and mu = 0``), the claims of a sentence (``claims``: :func:`sentence_claims`)."""
-        entry = _equation_and_parts(text, line, source, context, exact)
         if len(_left_side(text).split()) > 1:
+            entry = _equation_and_parts(text, line, source, context, exact)
             entry.claims = sentence_claims(text, line, context)
-        return entry
+            return entry
+        # (an equation repeated with the same context reads as before: a copy on its own line)
+        key = (text, source, context["head"], context["block"], exact)
+        read = self._equations.get(key)
+        if read is None:  # (kept as read: the entry returned is a copy, which the reader may change)
+            read = self._equations[key] = _equation_and_parts(text, line, source, context, exact)
+        return replace(read, line=line, values=list(read.values), links=list(read.links), steps=list(read.steps),
+                       parts=[replace(part, line=line) for part in read.parts], claims=list(read.claims))
 
     def _until(self, i: int, keep, strip: bool = True) -> int:
         j = i

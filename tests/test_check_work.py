@@ -39,3 +39,16 @@ def test_the_nodes_upstream_are_found_once_per_set_of_written_values(derivation,
     assert len(verdicts) == 301 and verdicts[0].status == "wrong"
     # at most: sigma_5 and z_roof, each before and after its first written value
     assert len(calls) <= 4, len(calls)
+
+
+def test_an_equation_repeated_in_the_same_context_is_read_once(derivation, monkeypatch):
+    from derive import handfile
+
+    calls = counting(monkeypatch, handfile, "_equation_and_parts")
+    text = "Head 2: a_{5,2} = 0.882\n" + "a_{5,2} = 0.882\n" * 200 + "Head 1\n" + "a_{5,2} = 0.882\n" * 2
+    verdicts = Checker(derivation).check_text(text)
+    assert len(calls) == 2  # once in head 2 (its words before it read apart), once in head 1
+    # each a copy on its own line: the first keeps its whole line, the others their own
+    assert [v.line for v in verdicts] == list(range(1, 202)) + [203, 204]
+    assert verdicts[0].source == "Head 2: a_{5,2} = 0.882" and verdicts[1].source == "a_{5,2} = 0.882"
+    assert {v.status for v in verdicts[:201]} == {"correct"} and verdicts[-1].status != "correct"
