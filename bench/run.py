@@ -43,6 +43,16 @@ gpt2     a 12-block GPT-2-small-shaped forward pass (d_model 768, 12 heads, d_ml
          ``--gpt2-max-mb``, default 12288); the time per multiply-add of each. Goal:
          under 120 s.
 
+check    ``derive check cat-climbed FILE``, the whole process (report printed to a file), on
+         hand files written to ``--check-lines`` lines (default 100,000): derive's own page
+         (``derive run cat-climbed``) and the tests' two hand files (tests/hand/), repeated;
+         as many distinct claims (``z_roof = 2.4871``: names of the case, random values
+         with 3 to 7 places, nearly all wrong: every line traced back to the ones before);
+         and hostile files: 200 lines nested 3,000 to 5,000 brackets deep, 20 lines of
+         15,000 terms each, and a file past the 16 MB limit (refused before it is read).
+         Goal (issue "work is bounded"): the repeated file under 5 s (CPU) and 300 MB.
+         (bench/check.py times ``Checker.check_text`` alone, on Markdown chapters.)
+
 The header gives the machine's speed: the CPU time of a fixed pure-Python loop, best of
 three (this shared virtual machine's speed moved by a third within one hour of one session:
 compare figures of two runs through it, or through the ratios each section prints).
@@ -249,6 +259,9 @@ def shape_of_case(case) -> dict:
 
 def worker(kind: str, args: list[str]) -> dict:
     """One measurement, in this (child) process; returns what it measured."""
+    if kind == "check-files":  # (written by a child: the parent's memory, which the measured processes start
+        # from, stays small; Linux counts it in their peak)
+        return {"files": {title: str(path) for title, path in check_files(args[0], int(args[1])).items()}}
     if kind == "floor":
         shape, with_grad, repeats = json.loads(args[0]), args[1] == "1", int(args[2])
         params = random_params(shape)
@@ -313,7 +326,7 @@ class Measure:
     def __init__(self, budget: float, max_mb: float):
         self.budget, self.max_mb = budget, max_mb
 
-    def __call__(self, argv: list[str], env: dict | None = None) -> dict:
+    def __call__(self, argv: list[str], env: dict | None = None, codes: tuple[int, ...] = (0,)) -> dict:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             start = time.perf_counter()
             child = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -337,11 +350,11 @@ class Measure:
             out.seek(0)
             err.seek(0)
             text = out.read().decode("utf-8", "replace")
-            if child.returncode != 0:
-                lines = err.read().decode("utf-8", "replace").strip().splitlines() or ["(no message)"]
-                return {"skipped": f"failed (exit {child.returncode}): {lines[-1][:160]}"}
+            error = err.read().decode("utf-8", "replace").strip().splitlines() or ["(no message)"]
+            if child.returncode not in codes:
+                return {"skipped": f"failed (exit {child.returncode}): {error[-1][:160]}"}
             return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "peak_mb": usage.ru_maxrss / 1024,
-                    "bytes": len(text.encode()), "out": text}
+                    "bytes": len(text.encode()), "out": text, "code": child.returncode, "error": error[-1]}
 
     def worker(self, kind: str, *args: str) -> dict:
         """A :func:`worker` measurement; its report's fields are merged in (its ``cpu`` is
@@ -620,6 +633,55 @@ def section_gpt2(args, folder: str) -> None:
 SPEED_LOOP = 10 ** 7  # the squares summed by machine_speed
 
 
+def check_files(folder: str, lines: int, seed: int = 0) -> dict[str, Path]:
+    """The hand files of the check section (module docstring), written to ``folder``."""
+    import random
+
+    rng = random.Random(seed)
+    hand = HERE.parent / "tests" / "hand"
+    page = subprocess.run(derive_argv() + ["run", "cat-climbed"], capture_output=True, text=True,
+                          encoding="utf-8", check=True).stdout
+    unit = "\n".join([page] + [(hand / name).read_text(encoding="utf-8") for name in ("seed_000.md", "seed_000_slips.md")])
+    unit_lines = unit.splitlines()
+    repeated = (unit_lines * (lines // len(unit_lines) + 1))[:lines]
+    names = ["mu_5", "sigma_5", "z_roof", "L", "p(\u2423roof)", "a_{5,3}^{(1)}", "h_5[1]", "x_3[2]", "u_5[4]",
+             "f_5[2]"]
+    distinct = [f"{rng.choice(names)} = {rng.uniform(-3, 3):.{rng.randint(3, 7)}f}" for _ in range(lines)]
+    nested = ["z_roof = " + "{" * 5000 + "2.491" + "}" * 5000] * 100 + ["L = " + "(" * 3000 + "0.928" + ")" * 3000] * 100
+    long = ["z_roof = " + " + ".join(f"{rng.random():.3f}" for _ in range(15000)) for _ in range(20)]
+    texts = {f"repeated: derive's page and the tests' hand files, {lines:,} lines": repeated,
+             f"distinct claims, {lines:,} lines": distinct,
+             "nested brackets, 200 lines 3,000 to 5,000 deep": nested, "long lines, 20 of 15,000 terms": long,
+             "past the limit: 17 MB of comments": ["L = 0.928"] + ["% " + "x" * 97] * 170_000}
+    paths = {}
+    for k, (title, text) in enumerate(texts.items()):
+        paths[title] = Path(folder) / f"hand-{k}.md"
+        paths[title].write_text("\n".join(text) + "\n", encoding="utf-8")
+    return paths
+
+
+def section_check(args, measure: Measure, folder: str) -> None:
+    """The check section (module docstring): derive check on each file, the whole process."""
+    print("\n== check: derive check cat-climbed FILE, the whole process (report to a file) ==", flush=True)
+    files = measure.worker("check-files", folder, str(args.check_lines))
+    if "skipped" in files:
+        print(f"the hand files: {secs(files)}")
+        return
+    for title, path in files["files"].items():
+        path = Path(path)
+        with open(path, "rb") as fh:
+            size = f"{path.stat().st_size / 1e6:.1f} MB, {sum(1 for _ in fh):,} lines"
+        r = measure(derive_argv() + ["check", "cat-climbed", str(path)], codes=(0, 1, 2))
+        if "skipped" in r:
+            print(f"{title} ({size}): {secs(r)}")
+            continue
+        said = r["out"].strip().splitlines()[-1] if r["code"] != 2 else r["error"]
+        print(f"{title} ({size}): {r['cpu']:.2f} s CPU ({r['wall']:.2f} s wall), peak {r['peak_mb']:.0f} MB, "
+              f"exit {r['code']}: {said[:110]}")
+        if title.startswith("repeated"):
+            print("  " + goal("under 5 s (CPU) and 300 MB", r["cpu"] < 5 and r["peak_mb"] < 300))
+
+
 def machine_speed() -> str:
     """A line giving this machine's speed at the start, for comparing runs across machines
     and hours: the CPU time of a fixed pure-Python loop (sum of i*i for i < 10^7), the best
@@ -638,8 +700,9 @@ def main(argv=None) -> int:
     """Run the sections asked for (see the module docstring); ``--worker`` runs one measurement."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    ap.add_argument("--sections", default="startup,seed,crane,blocks,gpt2",
-                    help="comma-separated: startup, seed, crane, blocks, gpt2 (default all)")
+    ap.add_argument("--sections", default="startup,seed,crane,blocks,gpt2,check",
+                    help="comma-separated: startup, seed, crane, blocks, gpt2, check (default all)")
+    ap.add_argument("--check-lines", type=int, default=100_000, help="lines of the check section's files")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="d_model of the one-block cases")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds a measurement may take (default 60)")
     ap.add_argument("--max-mb", type=float, default=4096.0, help="memory cap of a measurement in MB (default 4096)")
@@ -674,6 +737,8 @@ def main(argv=None) -> int:
             section_blocks(args, measure, folder)
         if "gpt2" in sections:
             section_gpt2(args, folder)
+        if "check" in sections:
+            section_check(args, measure, folder)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
