@@ -70,7 +70,7 @@ SETTINGS = ("eps", "eta", "d_k", "d_model", "h")  # always the case's settings
 SIZES = ("d", "V", "T", "d_mlp", "d_ff", "r")  # the case's sizes, when no quantity has the name
 UNDECIDED_DIGITS = "(digits not decided)"  # a value whose digits no precision up to MAX_PREC certifies
 # the largest hand file `derive check` reads, in MB (DERIVE_MAX_HAND_MB raises it): 100,000 lines of
-# derive's own page are 9 MB, checked in about 10 s and 300 MB (bench/check.py)
+# derive's own page are 9 MB, checked in about 7 s and 300 MB (bench/run.py --sections check)
 MAX_HAND_MB = 16
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
