@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections.abc import Sequence
 from functools import lru_cache
 from dataclasses import dataclass
@@ -72,6 +73,11 @@ UNDECIDED_DIGITS = "(digits not decided)"  # a value whose digits no precision u
 # the largest hand file `derive check` reads, in MB (DERIVE_MAX_HAND_MB raises it): 100,000 lines of
 # derive's own page are 9 MB, checked in about 7 s and 300 MB (bench/run.py --sections check)
 MAX_HAND_MB = 16
+# CPU seconds one file's wrong values may spend on finding where each comes from (an earlier line,
+# another head, another convention): 100,000 distinct wrong claims took 40 s; past this budget a wrong
+# value is judged against the exact value alone, and its verdict says so (the searches never change a
+# wrong value into a correct one: they name why it is wrong)
+SEARCH_SECONDS = 5.0
 STATUSES = ("not checked", "correct", "explained", "inherited", "convention", "wrong", "unreadable")
 FAILING = ("inherited", "convention", "wrong", "unreadable")
 RANK = {status: k for k, status in enumerate(STATUSES)}  # a line's verdict is its worst component's
@@ -122,6 +128,8 @@ class Checker:
         self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
         self._tables: dict[int, tuple] = {}  # id(table) -> its signature, in the file being checked
         self._printers: dict[int, Printer] = {}
+        self._searched = 0.0  # CPU seconds spent finding where wrong values come from (at most SEARCH_SECONDS)
+        self._stopped: int | None = None  # the line at which that search stopped, the budget spent
         # work that depends on the case and the rounding mode alone, never on the lines before: done
         # once for every checker of this derivation (a file repeats it; so do many files checked in
         # turn). Nothing kept there refers to the derivation itself (it is forgotten with it).
@@ -140,6 +148,7 @@ class Checker:
         self._eps: dict[str, object] = memo("eps")  # a section's eps
         self._others: dict[tuple, list] = memo("others")  # (ref, format) -> [(convention, its printed value)]
         self._heads: dict[tuple, list] = memo("heads")  # (ref, format) -> [(another head, its printed value)]
+        self._by_hand: dict[tuple, list] = memo("by_hand")  # (ref, format) -> conventions_by_hand's readings
         self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
         self._variant_values: dict[tuple, str | None] = memo("under")  # _under's answer, by its arguments
         self._labels: dict[Ref, str] = memo("labels")  # label_of's answer, by ref
@@ -741,6 +750,22 @@ class Checker:
                                         f"{reading.calculation}, while the exact value {exact} rounds to {expected}",
                                         None, None, expected, exact)
             return self._settled[ref, text]
+        if self._searched >= SEARCH_SECONDS:
+            self._stopped = self._stopped or line
+            return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected} (where it "
+                    f"comes from was not searched: the file's {SEARCH_SECONDS:g} s for such searches were spent "
+                    f"by line {self._stopped})", None, None, expected, exact)
+        start = time.process_time()
+        try:
+            return self._searched_value(ref, text, fmt, step, places, label, exact, expected)
+        finally:
+            self._searched += time.process_time() - start
+
+    def _searched_value(self, ref: Ref, text: str, fmt: Format, step: tuple | None, places: int, label: str,
+                        exact: str, expected: str) -> tuple:
+        """:meth:`judge_value` of a value that is neither correct nor the reader's from the
+        printed inputs: where it comes from (a page at fewer places, earlier lines, an
+        earlier error, another head, another convention), else wrong."""
         page = self.page_of(ref, step, places) if step is not None else None
         if page is not None:  # z_roof = 0.4935 + 0.928 + 0 + 1.069 = 2.4905: the sum from the page at 3 places
             return ("explained", f"{label}: correct given the rounded inputs: {excerpt(mathread.show(step[0]))} = "
@@ -799,17 +824,21 @@ class Checker:
         printed under that convention writes ``text``, where its exact value rounds to another
         (``L = 1.340`` on cat-climbed: -log2 of the printed p(␣roof) = 0.395 is 1.34007…,
         while log base 2's exact L, 1.33843…, rounds to 1.338). Only conventions that move
-        ``ref`` at all are tried (each one's page is printed once per places)."""
-        finer = Format(places=fmt.places + 2, mode=fmt.mode)
-        own = self.derivation.decimal(ref, finer)
-        out = []
-        for description, _ in self._others.get((ref, fmt), []):
-            if self._under(description, ref, finer) in (None, own):
-                continue
-            reading = self._reading_under(description, ref, fmt.places)
-            if reading is not None and _same(text, reading.reader.replace("\u2212", "-")):
-                out.append((description, reading))
-        return out
+        ``ref`` at all are tried (each one's page is printed once per places; the readings
+        are made once per quantity and format, whatever the texts judged against them)."""
+        key = (ref, fmt)
+        if key not in self._by_hand:
+            finer = Format(places=fmt.places + 2, mode=fmt.mode)
+            own = self.derivation.decimal(ref, finer)
+            readings = []
+            for description, _ in self._others.get(key, []):
+                if self._under(description, ref, finer) in (None, own):
+                    continue
+                reading = self._reading_under(description, ref, fmt.places)
+                if reading is not None:
+                    readings.append((description, reading, reading.reader.replace("\u2212", "-")))
+            self._by_hand[key] = readings
+        return [(description, reading) for description, reading, reader in self._by_hand[key] if _same(text, reader)]
 
     def _reading_under(self, description: str, ref: Ref, places: int):
         """The reader's :class:`~derive.byhand.Reading` of ``ref`` in the case derived under

@@ -52,3 +52,19 @@ def test_an_equation_repeated_in_the_same_context_is_read_once(derivation, monke
     assert [v.line for v in verdicts] == list(range(1, 202)) + [203, 204]
     assert verdicts[0].source == "Head 2: a_{5,2} = 0.882" and verdicts[1].source == "a_{5,2} = 0.882"
     assert {v.status for v in verdicts[:201]} == {"correct"} and verdicts[-1].status != "correct"
+
+
+def test_the_search_for_where_a_wrong_value_comes_from_is_bounded(derivation, monkeypatch):
+    """A file's wrong values may spend check.SEARCH_SECONDS of CPU on finding where each
+    comes from (100,000 distinct wrong claims took 40 s); past that, a wrong value is judged
+    against the exact value alone and its verdict says so, naming the line where the search
+    stopped. L = 1.338 is the loss in bits (log base 2: the seed's -log2 0.395 rounds to
+    1.338, the natural log's 0.928): a convention while the search runs, plainly wrong after."""
+    lines = ["L = 1.338", "sigma_5 = 0.900", "L = 1.338"]
+    usual = Checker(derivation).check_text("\n".join(lines))
+    assert usual[0].status == "convention" and usual[2].status == "convention"
+    monkeypatch.setattr(check, "SEARCH_SECONDS", 0.0)
+    bounded = Checker(derivation).check_text("\n".join(lines))
+    assert [v.status for v in bounded] == ["wrong"] * 3
+    assert all("not searched" in v.message and "by line 1" in v.message for v in bounded)
+    assert "the exact value is 0.92" in bounded[0].message and "which rounds to 0.928" in bounded[2].message
