@@ -17,7 +17,7 @@ from fractions import Fraction
 from .byhand import ByHand, printed
 from .derivation import Derivation
 from .graph import approx, is_exact
-from .name import after_step
+from .name import after_step, cell_piece, code_span
 from .printing import RichText, plain_text
 from .rounding import Format, short_decimal
 from .steps import Ref, Table, Vec, refs_of, step_refs, table_refs
@@ -119,7 +119,14 @@ class Printer:
             return self.number(cell, short_exact) + marks.get(cell, "")
         if isinstance(cell, Vec):
             return "[" + ", ".join(self.number(r, short_exact) + marks.get(r, "") for r in cell.refs) + "]"
-        return str(cell).replace("-inf", self.fmt.minus + "\u221e")
+        return self.literal(str(cell))
+
+    def literal(self, text: str) -> str:
+        """A text cell or header as the terminal writes it: a piece as a code span that reads
+        back whole (:func:`derive.name.code_span`: ````` ``a`b`` ````` for the piece a`b), ``-inf``
+        with the format's minus and ∞."""
+        piece = cell_piece(text)
+        return code_span(piece) if piece is not None else text.replace("-inf", self.fmt.minus + "\u221e")
 
     def rows(self, table: Table) -> list[list]:
         """The table's rows, sorted by ``table.sort_by`` (decreasing) when set."""

@@ -861,8 +861,14 @@ def _box_rows(lines: list[str], top: int, bottom: int) -> tuple[list[str], list[
 
 def _cut(cell: str) -> bool:
     """Whether a terminal table's cell goes on on the next line: a vector's bracket or a
-    token's backquotes left open (```␣cl`` folded at a narrow column, ``imb``` below)."""
-    return cell.count("[") > cell.count("]") or cell.count("`") % 2 == 1
+    token's code span left open (```␣cl`` folded at a narrow column, ``imb``` below; a
+    span fenced by two backticks, ````` ``a`b`` `````, is closed by two)."""
+    if cell.count("[") > cell.count("]"):
+        return True
+    fence = len(cell) - len(cell.lstrip("`"))
+    if fence > 1:
+        return not (len(cell) > 2 * fence and cell.endswith("`" * fence) and not cell.endswith("`" * (fence + 1)))
+    return cell.count("`") % 2 == 1
 
 
 def _box_row(row: str) -> list[str]:
@@ -907,7 +913,12 @@ def _cell_text(cell: str) -> str:
         return cell.strip()  # (most cells: a number or a token, nothing to remove)
     text = re.sub(r"<sup>[^<]*</sup>|\{?\\textsuperscript\{[^{}]*\}\}?", "", cell).strip()
     text = re.sub(r"\\num\{([^{}]*)\}", r"\1", text)
-    return _unbraced(text).replace("$", "").replace("\\(", "").replace("\\)", "").strip()
+    return MATH_DELIMITER.sub(lambda m: m.group(1) or "", _unbraced(text)).strip()
+
+
+# a cell's math delimiters (``$``, ``\\(``, ``\\)``), not ``\\$`` (TeX's dollar: ``\\texttt{\\$5}``)
+# nor a character of a code span (`` `$5` ``, a piece as Markdown writes it), which are kept
+MATH_DELIMITER = re.compile(r"((`+).*?(?<!`)\2(?!`))|(?<!\\)\$|\\[()]")
 
 
 def _unbraced(text: str) -> str:

@@ -37,6 +37,7 @@ from lark.exceptions import LarkError
 
 from .errors import DeriveError
 from .graph import GeluErf, GeluTanh
+from .name import CODE_SPAN_PATTERN, code_span_piece
 from .name_parser import TEXTTT_PATTERN, TT_ESCAPES, texttt_piece
 from .printing import excerpt, quoted
 
@@ -133,7 +134,7 @@ SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\[dt]?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
-PIECE.2: /`[^`]*`/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /""" + TEXTTT_PATTERN + r"""/ | /\u2423[^\s()\[\]{},`$]*/
+PIECE.2: /""" + CODE_SPAN_PATTERN + r"""/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /""" + TEXTTT_PATTERN + r"""/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|log(2|10)(?=\s*\()|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/
@@ -348,7 +349,7 @@ class _Build(Transformer):
             return Piece(SPACE + body[1:] if body.startswith(" ") else body)
         if text.startswith("\\texttt{"):
             return Piece(texttt_piece(text[len("\\texttt{"):-1]))
-        body = text[1:-1] if text.startswith("`") else text
+        body = code_span_piece(text) if text.startswith("`") else text
         body = body.replace("\\text{", "").replace("}>", ">") if body.startswith("<") else body
         return Piece(body.replace("\\textvisiblespace{}", SPACE).replace("\\_", "_"))
 

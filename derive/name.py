@@ -27,6 +27,7 @@ graph node's metadata; the printers are in :mod:`derive.printing`, the parser in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -48,6 +49,56 @@ UNPOSITIONED = ("z", "exp_z", "p", "sum_exp_z", "L")
 TT_SPELLED = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
               "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
               **{ch: "\\" + ch for ch in "{}$&#_%"}}
+# Characters of running text that pdflatex (T1, utf8) needs spelled out (the LaTeX chapter's
+# prose and table cells, :func:`derive.render_latex.escape`; read back by
+# :func:`derive.name_parser.texttt_piece`).
+TEXT_ESCAPES = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%", "#": r"\#",
+    "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", SPACE: r"\textvisiblespace{}",
+    "\u2212": r"\textminus{}", "\u2026": r"\ldots{}", "\u00b7": r"\textperiodcentered\allowbreak{}",
+    "\u00d7": r"\texttimes{}", "\u221e": r"\ensuremath{\infty}", "\u2248": r"\ensuremath{\approx}",
+    "\u2264": r"\ensuremath{\le}", "\u2265": r"\ensuremath{\ge}", "\u2260": r"\ensuremath{\ne}",
+    "\u2190": r"\ensuremath{\leftarrow}", "\u2192": r"\ensuremath{\to}", "\u03c3": r"\ensuremath{\sigma}",
+    "\u03bc": r"\ensuremath{\mu}", "\u03b7": r"\ensuremath{\eta}", "\u03b8": r"\ensuremath{\theta}",
+    "\u03b5": r"\ensuremath{\varepsilon}", "\u2202": r"\ensuremath{\partial}",
+}
+
+
+def code_span(piece: str) -> str:
+    """A vocabulary piece as a code span, as Markdown and the terminal write it: fenced by a
+    run of backticks longer than any run in it, and padded with a space each side when it
+    starts or ends with a backtick (or with spaces), which CommonMark strips (spec 0.31,
+    6.1 Code spans): ``the`` is `` `the` ``, ``a`b`` is ````` ``a`b`` `````, ```x``` is
+    ``` `` `x` `` ```. :func:`code_span_piece` reads it back."""
+    fence = "`" * (max(map(len, re.findall("`+", piece)), default=0) + 1)
+    pad = " " if piece[:1] == "`" or piece[-1:] == "`" or piece[:1] == piece[-1:] == " " else ""
+    return f"{fence}{pad}{piece}{pad}{fence}"
+
+
+def cell_piece(text: str) -> str | None:
+    """The vocabulary piece of a rule's table cell or header, which the rules write between
+    two backticks (`` `␣cat` ``, and `` `a`b` `` for the piece a`b), or None for other text."""
+    return text[1:-1] if len(text) > 1 and text.startswith("`") and text.endswith("`") else None
+
+
+def code_span_piece(span: str) -> str:
+    """The piece a code span holds (the inverse of :func:`code_span`): its fence taken off,
+    and one space each side when both ends have one and it is not all spaces."""
+    fence = len(span) - len(span.lstrip("`"))
+    body = span[fence:len(span) - fence]
+    return body[1:-1] if len(body) > 2 and body[0] == body[-1] == " " and body.strip() else body
+
+
+def _fenced(n: int) -> str:
+    """The regular expression of a code span fenced by ``n`` (2 or more) backticks: a run of
+    exactly n opens and closes it; runs of other lengths are its characters."""
+    runs = f"`{{1,{n - 1}}}|`{{{n + 1},}}"
+    return f"`{{{n}}}(?!`)(?:[^`]|(?<!`)(?:{runs})(?!`))+?(?<!`)`{{{n}}}(?!`)"
+
+
+# A code span of up to three backticks (a piece with a run of two inside, as GPT-2's ``),
+# the longer fences first: `the`, ``a`b``
+CODE_SPAN_PATTERN = "|".join([_fenced(3), _fenced(2), "`[^`]*`"])
 
 
 def texttt(piece: str, target: str = "latex") -> str:

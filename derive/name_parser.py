@@ -18,28 +18,37 @@ from functools import lru_cache
 from lark import Lark, Transformer, v_args
 from lark.exceptions import LarkError
 
-from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, TT_SPELLED, Name, Piece
+from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, TEXT_ESCAPES, TT_SPELLED, Name, Piece
 
 # A vocabulary piece in ``\\texttt{...}``, as derive writes one (:func:`derive.name.texttt` in
 # formulas, the LaTeX chapter's table cells): its characters, TeX's specials escaped (``\\%``,
-# ``\\{``) or spelled as commands (``\\textbackslash{}``), ``{\\char"2423}``, ``-{}-``.
-TEXTTT_PATTERN = r'\\texttt\{(?:\{\\char"[0-9A-Fa-f]+\}|\\[A-Za-z]+\{\}|\{\}|\\.|[^{}\\])*\}'
-TT_COMMANDS = {spelled[1:-2]: ch for ch, spelled in TT_SPELLED.items() if spelled.endswith("{}")} | {
-    "textvisiblespace": SPACE}
-_TT_SPELLING = re.compile(r'\\([A-Za-z]+)\{\}|\{\\char"([0-9A-Fa-f]+)\}|\\(.)|-\{\}-|\[U\+([0-9A-F]{4,6})\]')
+# ``\\{``) or spelled as commands (``\\textbackslash{}``, ``\\textperiodcentered\\allowbreak{}``,
+# ``\\ensuremath{\\infty}``), ``{\\char"2423}``, ``-{}-``.
+TEXTTT_PATTERN = (r'\\texttt\{(?:\{\\char"[0-9A-Fa-f]+\}|\\ensuremath\{\\[A-Za-z]+\}|\\[A-Za-z]+\{\}|\{\}|\\.'
+                  r'|[^{}\\])*\}')
+# every spelling derive writes for a character, in formulas (TT_SPELLED) and in the chapter's
+# text (TEXT_ESCAPES), and the space mark's two; the longest first, so that a spelling that
+# starts another (``\\textperiodcentered`` of ``\\textperiodcentered\\allowbreak{}``) is read whole
+TT_SPELLINGS = {spelled: ch for table in (TT_SPELLED, TEXT_ESCAPES) for ch, spelled in table.items()} | {
+    r"\textvisiblespace{}": SPACE, r'{\char"2423}': SPACE, r"\textperiodcentered{}": "\u00b7"}
+_TT_SPELLING = re.compile("|".join(map(re.escape, sorted(TT_SPELLINGS, key=len, reverse=True)))
+                          + r'|\{\\char"([0-9A-Fa-f]+)\}|\\([A-Za-z]+)\{\}|\\(.)|-\{\}-|\[U\+([0-9A-F]{4,6})\]')
 
 
 def texttt_piece(body: str) -> str:
     """The vocabulary piece that the body of a ``\\texttt{...}`` spells, read in one pass
     (the inverse of :func:`derive.name.texttt` and of the LaTeX chapter's escaping of a
-    table cell): ``\\textbackslash{}n`` is ``\\n``, ``50\\%`` is ``50%``, ``\\{x\\}`` is
-    ``{x}``, ``\\textvisiblespace{}`` and ``{\\char"2423}`` are ``␣``, ``-{}-`` is ``--``,
-    ``[U+65E5]`` (a character outside Latin-1) is that character. An unknown command is
-    kept as written."""
+    table cell, :data:`derive.name.TEXT_ESCAPES`): ``\\textbackslash{}n`` is ``\\n``,
+    ``50\\%`` is ``50%``, ``\\{x\\}`` is ``{x}``, ``a\\textperiodcentered\\allowbreak{}b`` is
+    ``a·b``, ``x\\textminus{}y`` is ``x−y``, ``\\textvisiblespace{}`` and ``{\\char"2423}`` are
+    ``␣``, ``-{}-`` is ``--``, ``[U+65E5]`` (a character outside Latin-1) is that character.
+    An unknown command is kept as written."""
     def one(match: re.Match) -> str:
-        command, code, escaped, unicode = match.groups()
+        code, command, escaped, unicode = match.groups()
+        if match.group() in TT_SPELLINGS:
+            return TT_SPELLINGS[match.group()]
         if command is not None:
-            return TT_COMMANDS.get(command, match.group())
+            return match.group()
         if code is not None or unicode is not None:
             return chr(int(code or unicode, 16))
         return escaped if escaped is not None else "--"

@@ -28,7 +28,7 @@ from .graph import is_exact
 from .lazy import lazy
 from .notation import label_spans, number_tex, spans, tex
 from .formula import Chain
-from .name import after_step, grad_of
+from .name import after_step, cell_piece, grad_of
 from .name_parser import parse_name
 from .printing import RichText, counted, latex, plain_label
 from .rounding import Format
@@ -280,8 +280,8 @@ class DocumentRenderer:
         if isinstance(cell, int) and not isinstance(cell, bool):
             return Cell("integer", text=str(cell))
         text = str(cell)
-        if len(text) > 1 and text.startswith("`") and text.endswith("`"):
-            return Cell("piece", text=text[1:-1])
+        if (piece := cell_piece(text)) is not None:
+            return Cell("piece", text=piece)
         if text == "-inf":
             return Cell("math", text=text)
         return Cell("text", text=text)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .lazy import lazy
+from .name import TEXT_ESCAPES
 from .notation import SPACE, is_number, number_tex
 from .printing import plain_label
 from .steps import PART, ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
@@ -50,17 +51,6 @@ STANDALONE = r"""\documentclass[11pt]{article}
 # fragments.
 STEP_COUNTER = r"\ifcsname c@derivestep\endcsname\else\newcounter{derivestep}\fi"
 
-# Characters of running text that pdflatex (T1, utf8) needs spelled out.
-TEXT_ESCAPES = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%", "#": r"\#",
-    "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", SPACE: r"\textvisiblespace{}",
-    "\u2212": r"\textminus{}", "\u2026": r"\ldots{}", "\u00b7": r"\textperiodcentered\allowbreak{}",
-    "\u00d7": r"\texttimes{}", "\u221e": r"\ensuremath{\infty}", "\u2248": r"\ensuremath{\approx}",
-    "\u2264": r"\ensuremath{\le}", "\u2265": r"\ensuremath{\ge}", "\u2260": r"\ensuremath{\ne}",
-    "\u2190": r"\ensuremath{\leftarrow}", "\u2192": r"\ensuremath{\to}", "\u03c3": r"\ensuremath{\sigma}",
-    "\u03bc": r"\ensuremath{\mu}", "\u03b7": r"\ensuremath{\eta}", "\u03b8": r"\ensuremath{\theta}",
-    "\u03b5": r"\ensuremath{\varepsilon}", "\u2202": r"\ensuremath{\partial}",
-}
 ROWS_PER_PART = 40  # a longer table is cut into parts that each fit a page
 
 # Estimated widths in pt at \small (Latin Modern 10 pt), to split a table before TeX sees it:

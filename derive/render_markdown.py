@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from .name import code_span
 from .render_doc import DocumentRenderer, StepView, TableView
 from .rounding import MINUS
 
@@ -140,11 +141,8 @@ class MarkdownRenderer(DocumentRenderer):
         A piece with backticks is fenced by a longer run of them, and padded with a space
         each side when it starts or ends with a backtick (or with spaces), which
         CommonMark strips (spec 0.31, 6.1 Code spans): ```x``` is ``` `` `x` `` ```."""
-        fence = "`" * (max(map(len, re.findall("`+", piece)), default=0) + 1)
-        pad = " " if piece[:1] == "`" or piece[-1:] == "`" or piece[:1] == piece[-1:] == " " else ""
-        if self.in_table:
-            piece = piece.replace("|", "\\|")
-        return f"{fence}{pad}{piece}{pad}{fence}"
+        span = code_span(piece)
+        return span.replace("|", "\\|") if self.in_table else span
 
     def mark(self, mark: str) -> str:
         return f"<sup>{mark}</sup>"

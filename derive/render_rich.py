@@ -219,7 +219,7 @@ def _plain_segments(line: str) -> list[Segment]:
 
 def _table(table, rows: list[list], printer: Printer, marks: dict) -> "WholeTable":
     """The table's ``rows`` (in the order printed, :meth:`Printer.rows`) as cell text, marked."""
-    return WholeTable(table.title, [plain_label(c) for c in table.columns],
+    return WholeTable(table.title, [printer.literal(c) if isinstance(c, str) else plain_label(c) for c in table.columns],
                       [[printer.cell(c, table.short_exact, marks) for c in row] for row in rows], _keys(rows))
 
 

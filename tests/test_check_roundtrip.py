@@ -160,6 +160,39 @@ def test_round_trip_with_pieces_that_markup_escapes(tmp_path, command, options):
     assert {"x_2", "mu_3", "p(a|b)", "p({x})", "p(50%)", "p(R&D)", "p(\\n)"} <= names, sorted(map(str, names))
 
 
+# odd_pieces.toml with the pieces a|b, {x}, 50%, R&D and \n changed for others that the
+# chapters write with markup: a backtick (Markdown's and the terminal's ``a`b`` span), a dollar
+# (TeX's \$, kept in a `$5` code span) and the signs ·, − and × (LaTeX's \textperiodcentered,
+# \textminus, \texttimes commands), the ids and numbers kept
+MORE_ODD_PIECES = {"a|b": "a`b", "{x}": "$5", "50%": "a\u00b7b", "R&D": "x\u2212y", "\\\\n": "2\u00d7x"}
+
+
+@pytest.mark.parametrize("command,options", [pytest.param(c, o, id=f"{c}{''.join(o)}") for c, o in FORMATS])
+def test_round_trip_with_pieces_written_as_commands_or_code(tmp_path, command, options):
+    """derive's own chapters of the seed's numbers under the pieces a`b, $5, a·b, x−y and 2×x
+    (:data:`MORE_ODD_PIECES`) read back whole: nothing wrong or unreadable, every value judged,
+    the logits of each piece by its name. Before, the column ``a`b`` (Markdown's double
+    backticks) was unreadable, the cell reader took the $ out of `$5` and \\$5, and LaTeX's
+    ``\\texttt{a\\textperiodcentered\\allowbreak{}b}`` read as the piece atextperiodcentered..."""
+    text = Path(ODD_PIECES).read_text(encoding="utf-8").replace('name = "odd-pieces"', 'name = "odd-pieces-2"')
+    pieces = text[text.index("pieces = ["):].split("\n", 1)[0]
+    for old, new in MORE_ODD_PIECES.items():
+        pieces = pieces.replace(f'"{old}"', f'"{new}"')
+    case = tmp_path / "odd_pieces_2.toml"
+    case.write_text(text.replace(text[text.index("pieces = ["):].split("\n", 1)[0], pieces), encoding="utf-8")
+    derivation = derive(load_case(str(case)))
+    assert derivation.case.pieces[2:8] == ["a`b", "$5", "a\u00b7b", "x\u2212y", "\u2423roof", "2\u00d7x"]
+    out = write(tmp_path, str(case), command, options)
+    verdicts = Checker(derivation).check_text(out.read_text(encoding="utf-8"))
+    bad = [(v.line, v.status, v.source, v.message) for v in verdicts if v.status in FAILING]
+    assert not bad, bad[:5]
+    good = [v for v in verdicts if v.status in GOOD]
+    notes = [v for v in good if v.status == "explained" and "printed inputs" in v.message]
+    assert len(good) - len(notes) >= written_values(derivation), (len(good), len(notes))
+    names = {str(v.name) for v in good}
+    assert {"p(a`b)", "p($5)", "p(a\u00b7b)", "p(x\u2212y)", "p(2\u00d7x)", "x_2", "mu_4"} <= names, sorted(names)
+
+
 def norm_case(tmp_path: Path, name: str, edit) -> str:
     """cat-climbed with its norms changed by ``edit`` (a function of the TOML text), as a file."""
     text = (Path(__file__).parents[1] / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
