@@ -1092,8 +1092,8 @@ def prose_entry(text: str, line: int, claimed=(), outside_math: bool = False) ->
     sentences), those in the ``claimed`` spans (judged claims: :class:`SentenceClaim`) left
     out, and with ``outside_math`` those of its inline math (judged as entries of their
     own); None when no number is left."""
-    plain = _markdown_text(text)
-    numbers = [m.group(0) for m in PROSE_NUMBER.finditer(_outside_math(plain) if outside_math else plain)
+    plain = _prose_text(text, outside_math)
+    numbers = [m.group(0) for m in PROSE_NUMBER.finditer(plain)
                if not any(start <= m.start() < end for start, end in claimed)]
     if not numbers:
         return None
@@ -1124,7 +1124,7 @@ def sentence_claims(text: str, line: int, context: dict) -> list[SentenceClaim]:
     or nothing (not math, an operator or a number) and starts with no operator
     (``x_5[1] + P_5[1] = 0.3`` claims nothing of P_5[1]: :data:`CLAIM_AFTER`,
     :data:`CLAIM_START`). Whether derive knows the name is the checker's to say."""
-    plain = _outside_math(_markdown_text(text))
+    plain = _prose_text(text)
     claims, start = [], 0
     for match in CLAIMED_NUMBER.finditer(plain):
         left = plain[start:match.start()]
@@ -1147,14 +1147,39 @@ def sentence_claims(text: str, line: int, context: dict) -> list[SentenceClaim]:
     return claims
 
 
-def _outside_math(text: str) -> str:
-    """``text`` with its inline math (``$...$``, ``\\(...\\)``, ``\\[...\\]``) blanked out,
-    each character a space (the rest stays where it was)."""
-    spans = [m.span() for m in re.finditer(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", text)]
-    out = list(text)
-    for a, b in spans:
-        out[a:b] = " " * (b - a)
-    return "".join(out)
+# what opens or closes inline math in a sentence (``$``, ``\\(``, ``\\)``, ``\\[``, ``\\]``), and an
+# escaped character (``\\$`` is a dollar), read left to right once
+MATH_MARK = re.compile(r"\\[()\[\]]|\\.|\$")
+MATH_CLOSES = {"$": "$", "\\(": "\\)", "\\[": "\\]"}
+
+
+def _inline_math(text: str) -> list[tuple[int, int]]:
+    """Where a sentence's inline math stands (``$...$``, ``\\(...\\)``, ``\\[...\\]``, found
+    before Markdown's escapes are removed: ``\\$`` is a dollar), in one pass (linear in the
+    length: a line of unclosed ``\\(`` is read once)."""
+    spans, start, closing = [], None, None
+    for mark in MATH_MARK.finditer(text):
+        if start is None and mark.group() in MATH_CLOSES:
+            start, closing = mark.start(), MATH_CLOSES[mark.group()]
+        elif start is not None and mark.group() == closing:
+            spans.append((start, mark.end()))
+            start = None
+    return spans
+
+
+def _prose_text(text: str, outside_math: bool = True) -> str:
+    """A sentence as its words are read (:func:`sentence_claims`, :func:`prose_entry`):
+    Markdown's escapes removed (:func:`_markdown_text`) and, with ``outside_math``, its
+    inline math (:func:`_inline_math`, found before the escapes are removed: ``\\(x = 1\\)``
+    is math, not ``(x = 1)``) blanked out, as many spaces as the math has characters once
+    unescaped, so that a place in the text is the same with or without ``outside_math``."""
+    if not outside_math:
+        return _markdown_text(text)
+    out, done = [], 0
+    for start, end in _inline_math(text):
+        out += [_markdown_text(text[done:start]), " " * len(_markdown_text(text[start:end]))]
+        done = end
+    return "".join(out) + _markdown_text(text[done:])
 
 
 ASSIGNMENT_BREAK = re.compile(r",|;|(?<=\s)and(?=\s)")  # where a line may go on with another equation

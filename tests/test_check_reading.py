@@ -153,11 +153,16 @@ def test_a_sentence_s_claims_are_judged(derivation, line, found):
     (f"From $\\sigma_5 = {SIGMA_5}$, p(␣roof) = 0.359 and 3.5 more.",
      [("correct", "sigma_5"), ("wrong", "p(␣roof)"), ("not checked", PROSE.format("3.5"))]),  # (not the math's 0.866)
     ("We get $\\mu_5 = 0$ and x = 0.5 here.", [("correct", "mu_5")]),  # a name derive does not know: as before
+    # \\(...\\) math: it was read as (...) once Markdown's escapes were removed, and the claim after it lost
+    ("Here \\(\\mu_5 = 0\\), L = 0.5.", [("correct", "mu_5"), ("wrong", "L")]),
+    (f"From \\(\\sigma_5 = {SIGMA_5}\\), p(␣roof) = 0.359 and 3.5 more.",
+     [("correct", "sigma_5"), ("wrong", "p(␣roof)"), ("not checked", PROSE.format("3.5"))]),
+    (f"From \\(\\sigma_5 = {SIGMA_5}\\), p(␣roof) = {P_ROOF}.", [("correct", "sigma_5"), ("correct", "p(␣roof)")]),
 ])
 def test_a_claim_beside_inline_math_is_judged(derivation, line, found):
-    """On a line whose ``$...$`` formulas claim values, a ``NAME = NUMBER`` of its plain
-    text is judged as a sentence's claim is (it was not judged: the line's plain text was
-    read only when its math claimed nothing)."""
+    """On a line whose ``$...$`` or ``\\(...\\)`` formulas claim values, a ``NAME = NUMBER``
+    of its plain text is judged as a sentence's claim is (it was not judged: the line's plain
+    text was read only when its math claimed nothing; ``\\(`` was read as ``(``)."""
     assert statuses(derivation, line) == found
 
 
