@@ -587,7 +587,12 @@ class _Reader:
             self.entries.append(Entry(line, source, kind="prose", claims=claims, outside_math=True))
 
     def _inline(self, text: str, line: int, source: str) -> None:
-        for formula in [part for whole in _inline_formulas(text) for part in _split_quads(whole)]:
+        """The claims of a line's inline formulas: each formula cut at ``\\quad`` and
+        ``\\text{ and }`` (:func:`_split_quads`) and, as plain text is, at a comma, a semicolon
+        or ``and`` before another equation of a name (:func:`_assignments`:
+        ``$\\mu_5 = 0, \\sigma_5 = 0.866$`` is two claims)."""
+        for formula in [one for whole in _inline_formulas(text) for part in _split_quads(whole)
+                        for one in _assignments(part)]:
             try:
                 chain = mathread.read(formula)
             except DeriveError:

@@ -179,6 +179,19 @@ def test_tex_and_between_two_equations_splits_them(derivation, line, found):
     assert statuses(derivation, line) == found
 
 
+@pytest.mark.parametrize("line,found", [
+    (f"So $\\mu_5 = 0, \\sigma_5 = {SIGMA_5}$ here.", [("correct", "mu_5"), ("correct", "sigma_5")]),  # 0.866 unjudged
+    (f"So $\\mu_5 = 5, \\sigma_5 = {SIGMA_5}$ here.", [("wrong", "mu_5"), ("correct", "sigma_5")]),
+    ("Then \\(\\mu_{5} = 0; \\sigma_{5} = 0.8\\).", [("correct", "mu_5"), ("wrong", "sigma_5")]),
+    ("So $x_5 = [-0.5, -0.5, -0.5, 1.5]$ here.", [("correct", "x_5")]),  # (the seed page's x_5: no cut in brackets)
+])
+def test_a_comma_between_two_equations_in_inline_math_splits_them(derivation, line, found):
+    """Inline math that writes two equations after one another, cut by a comma or a semicolon
+    (``$\\mu_5 = 0, \\sigma_5 = 0.866$``), is two claims, as the same line in plain text is
+    (it was read as one formula, which read as nothing, and its numbers as prose)."""
+    assert statuses(derivation, line) == found
+
+
 GRAD_E_ROWS = {0: "[-0.001, 0.000, 0.001, 0.000]", 1: "[-0.011, 0.011, 0.027, -0.028]"}  # the seed page's dL/dE
 
 
