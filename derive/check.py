@@ -688,11 +688,16 @@ class Checker:
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
         message = "; ".join(dict.fromkeys(messages)) or (f"{label}: correct" if label else "correct")
         for ref, result in zip(refs, results):
-            # a wrong value starts a chain of errors; an inherited one carries its origin on
+            # a wrong value starts a chain of errors; an inherited one carries its origin on; a value written
+            # again ends the chain its earlier value started (what follows reads the new one): a wrong one
+            # starts its own, a right one none
             if result[0] in ("wrong", "convention"):
-                self.origin.setdefault(ref, entry.line)
+                self.origin[ref] = entry.line
             elif result[0] == "inherited":
-                self.origin.setdefault(ref, result[2])
+                self.origin[ref] = result[2]
+            elif result[0] in ("correct", "explained"):
+                self.origin.pop(ref, None)
+                self._origins.pop(ref.id, None)
             if ref in self.origin and ref.phase == "before":
                 self._origins[ref.id] = self.origin[ref]
         origin = next((r[2] for r in results if r[0] == "inherited"), None)

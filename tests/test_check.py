@@ -980,3 +980,18 @@ def test_a_zero_written_for_a_divisor_above_a_line_is_no_crash(derivation):
     assert [(v.name, v.status) for v in found] == [("sigma_5", "wrong"), ("p(\u2423roof)", "wrong")], \
         [(v.status, v.message) for v in found]
 
+
+
+@pytest.mark.parametrize("second, verdict, line", [("0.87", "explained", 2), ("0.95", "inherited", 2)])
+def test_a_value_written_again_ends_the_chain_of_the_first(derivation, exact, second, verdict, line):
+    """A user trial: sigma_5 = 0.80 (wrong), then sigma_5 written again; u_5 from the second
+    value (u = (x_5 - mu_5) / sigma_5, from the reference's x_5 and mu_5) follows from line 2:
+    explained when the second value is right (0.87 is sigma_5 at 2 places), inherited from
+    line 2 when it is wrong too (0.95). Both were blamed on line 1."""
+    x5, mu5 = exact["x"][4], exact["mu"][4]
+    assert R.text(exact["sigma"][4], 2) == "0.87" and mu5 == 0
+    u5 = [R.text((x - mu5) / F(second)) for x in x5]
+    verdicts = check(derivation, f"sigma_5 = 0.80\nsigma_5 = {second}\nu_5 = [{', '.join(u5)}]")
+    assert verdicts[0].status == "wrong"
+    assert verdicts[2].status == verdict, verdicts[2].message
+    assert f"line {line}" in verdicts[2].message and "line 1" not in verdicts[2].message
