@@ -75,7 +75,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     lines.append(f"  definition: {label} = {formula}{kept}")
     lines.append(f"  exact: {derivation.exact_text(ref)}")
     lines.append("  inputs (exact / printed):")
-    for r in inputs:
+    for r in _named_inputs(derivation, inputs):
         if derivation.graph.nodes[r.id].op is None and not derivation.graph.nodes[r.id].meta.param and \
                 r.phase in ("before", "after"):
             continue
@@ -122,6 +122,20 @@ def _operation(derivation: Derivation, ref: Ref) -> tuple[list[Ref], Callable[[l
     inputs = [Ref("updated" if ref.phase == "after" and graph.nodes[p].op is None and graph.nodes[p].meta.param
                   else ref.phase, p) for p in node.parents]
     return inputs, node.op.hand
+
+
+def _named_inputs(derivation: Derivation, inputs: list[Ref]) -> list[Ref]:
+    """The quantities a definition's ``inputs`` write, each once, in order: an unnamed
+    step (ln p in L = -ln p, sqrt(d_k) in s = q.k / sqrt(d_k)) by the inputs it writes in
+    turn (p(␣roof), and the constant d_k), as the definition and the reader write it."""
+    graph, out = derivation.graph, []
+    for r in inputs:
+        node = graph.nodes[r.id]
+        if node.meta.symbol is None and node.op is not None:
+            out += _named_inputs(derivation, _operation(derivation, r)[0])
+        else:
+            out.append(r)
+    return list(dict.fromkeys(out))
 
 
 def written(derivation: Derivation, ref: Ref | int) -> F.Node:

@@ -386,3 +386,16 @@ def test_a_quantity_no_table_prints_is_explained(name):
     correctly rounded value."""
     text = " ".join(explain(name))
     assert "why:" in text and "-> not printed" not in text and "not printed: the" not in text
+
+
+def test_explain_the_loss_lists_the_printed_p_it_reads(exact):
+    """A user trial: L = -ln(p(␣roof)) listed its one input as the unnamed step ln p,
+    "printed: not printed", while the reader's line reads the printed p(␣roof). An unnamed
+    step's inputs are listed instead: p(␣roof), exact and as Step 14 prints it."""
+    lines = explain("L")
+    p = exact["p"][R.PIECES[R.TARGET]]
+    row = line(lines, "p(␣roof) =")
+    assert cut(p) in row and row.endswith(f"printed: {R.text(p)}")
+    assert not any(l.strip().startswith("ln p") for l in lines)
+    assert line(lines, "the reader, from the printed inputs:").startswith(f"the reader, from the printed inputs: "
+                                                                          f"-ln({R.text(p)})")
