@@ -24,7 +24,7 @@ and the chain's drift from the exact values is reported cell by cell.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -184,6 +184,12 @@ class SumNote:
 def _name(quantity) -> Name:
     """The Name of a node's metadata, or the Name itself."""
     return quantity if isinstance(quantity, Name) else quantity.name
+
+
+def _among(ids: list[int], i: int) -> bool:
+    """Whether ``i`` is in the sorted list ``ids`` (by bisection)."""
+    k = bisect_left(ids, i)
+    return k < len(ids) and ids[k] == i
 
 
 def printed(digits: str) -> F.Node | str:
@@ -597,7 +603,9 @@ class ByHand:
             graph = self.graph
             printed = self.derivation.evaluator.printed_after
             needed = graph.ancestor_operations(printed) if self.phase == "after" and printed is not None \
-                and made is False and node_id in graph.ancestors(printed) else None
+                and made is False else None
+            if needed is not None and not _among(needed, node_id):
+                needed = None
             leaves = LeafValues(graph, {w: self._weight_factor(w) for w in graph.weights}, _Leaves(self._given_value))
             try:
                 with ctx.workprec(self._prec):
