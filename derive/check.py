@@ -849,17 +849,13 @@ class Checker:
         """The reader's :class:`~derive.byhand.Reading` of ``ref`` in the case derived under
         ``description``, from that page printed at ``places`` (None: no such quantity or no
         by-hand form)."""
-        variant = self.variant(description)
-        if variant is None:
+        found = self._in_variant(description, ref)
+        if found is None:
             return None
+        variant, other = found
         key = ("under", description, places)
         if key not in self._variants:
             self._variants[key] = Printer(variant, self.fmt(places))
-        meta = self.derivation.meta(ref)
-        try:
-            other = Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id)
-        except DeriveError:
-            return None
         return self._variants[key].byhand.reading(other)
 
     def _under(self, description: str | tuple[str, ...], ref: Ref, fmt: Format) -> str | None:
@@ -868,15 +864,26 @@ class Checker:
         key = (description, ref, fmt)
         if key not in self._variant_values:
             self._variant_values[key] = None
-            variant = self.variant(description)
-            if variant is not None:
-                meta = self.derivation.meta(ref)
-                try:  # the same quantity in the same pass (L after the step is not L)
-                    other = variant.decimal(Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id), fmt)
-                    self._variant_values[key] = other.replace("\u2212", "-")
+            found = self._in_variant(description, ref)
+            if found is not None:
+                try:  # (a quantity the variant does not derive: NotDerived)
+                    self._variant_values[key] = found[0].decimal(found[1], fmt).replace("\u2212", "-")
                 except DeriveError:
                     pass
         return self._variant_values[key]
+
+    def _in_variant(self, description: str | tuple[str, ...], ref: Ref) -> tuple[Derivation, Ref] | None:
+        """The case derived under ``description`` and the same quantity in it, in the same
+        pass (L after the step is not L); None when that variant does not exist or has no
+        such quantity."""
+        variant = self.variant(description)
+        if variant is None:
+            return None
+        meta = self.derivation.meta(ref)
+        try:
+            return variant, Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id)
+        except DeriveError:
+            return None
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The head whose quantity of the same name (or, for a row split among the heads by
