@@ -103,11 +103,15 @@ def check_whole(case: str, width: str, tmp_path) -> int:
         missing = numbers - printed
         # (a value on a rounding boundary is decided by the exact path within a CPU budget: the page's
         # process may print "undecided" where the JSON's decided it, or the other way, as the machine's
-        # speed goes; each such number must stand where the page says undecided)
-        assert sum(missing.values()) <= steps[number].count("undecided"), \
+        # speed goes (random-18's W_Q_{2,1} after the step, 0.5625 on a tie, takes the exact path 2.5 s
+        # on this machine against its 2 s): a number the JSON decided and the page did not stands where
+        # the page says undecided; one the JSON left undecided is printed undecided or as a number)
+        undecided = steps[number].count("undecided")
+        assert sum(missing.values()) <= undecided, \
             f"{case} at {width}, step {number}: not printed whole: {list(missing.elements())[:5]}"
-        if numbers != shown:  # undecided values are printed as such
-            assert "undecided" in steps[number]
+        left = sum((shown - numbers).values())  # the JSON's undecided values
+        assert left <= undecided + sum((printed - numbers).values()), \
+            f"{case} at {width}, step {number}: {left} undecided values neither printed undecided nor decided"
         found += sum(numbers.values())
     return found
 
