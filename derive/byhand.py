@@ -35,7 +35,7 @@ from . import formula as F
 from .derivation import Derivation
 from .evaluate import MAX_PREC, START_PREC, LeafValues, Pass, forward, progress
 from .errors import NotDerived
-from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, Weights, is_exact
+from .graph import Dot, Lin, NeedPrecision, Operands, Undefined, Value, Weights, is_exact, to_fmpq
 from .kernels import Factor, MatMul
 from .name import Name, after_step, grad_of
 from .printing import RichText, plain_text, text
@@ -728,7 +728,12 @@ class ByHand:
 
     def exact_digits(self, ref: Ref) -> str | None:
         """:meth:`digits` of the exact value of ``ref`` (any phase), evaluated at a higher
-        precision until every digit is certified; None when none up to MAX_PREC does."""
+        precision until every digit is certified; None when none up to MAX_PREC does. A
+        value the rounding's exact path has found rational is that fraction's digits (a
+        weight whose derivative is exactly 0, on a tie: 0.5625, not the ball's 0.56250…)."""
+        rational = self.derivation.forms.known_rational(ref)
+        if rational is not None:
+            return self.digits(to_fmpq(rational))
         prec = START_PREC
         while True:
             try:  # (the nearest value for a ball on a cut only when no higher precision is left:

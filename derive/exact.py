@@ -82,6 +82,7 @@ class ExactForms:
         self._names: dict[Way, dict] = {}  # how a definition writes each parent (see _named)
         self._split: dict[sympy.Expr, tuple | None] = {}  # a part of a sum -> _terms(part)
         self._sizes: dict[sympy.Expr, int] = {}  # a term of a sum -> its tree size (to EXACT_PATH_SIZE + 1)
+        self._symbols: dict[int, sympy.Expr] = {}  # a quantity -> a symbol standing for it (see _standing_for)
         self._texts: dict[sympy.Expr, str] = {}  # a closed form -> its text (crane: 3,032 forms, 1,919 distinct)
 
     def closed_form(self, node_id: int, limit: int = CLOSED_FORM_SIZE) -> sympy.Expr:
@@ -221,6 +222,12 @@ class ExactForms:
                     self._rationals[ref] = outcome.value
         return out
 
+    def known_rational(self, ref: Ref) -> Fraction | None:
+        """The rational :meth:`rationals` has found ``ref`` to be, else None (not tried, or
+        not rational): nothing is simplified here."""
+        known = self._rationals.get(ref)
+        return known if isinstance(known, Fraction) else None
+
     def rational(self, node_id: int) -> Fraction | None:
         """:meth:`rationals` of one forward quantity, with the full budget."""
         ref = Ref("before", node_id)
@@ -256,8 +263,9 @@ class ExactForms:
         """dL/dtheta as a closed form, for theta a quantity (a weight's entry, a given
         logit): the loss's closed form built with theta as a symbol (every quantity that
         reads it, in the graph's order, from its operation's form; the others from their
-        own closed forms), differentiated by SymPy (the chain rule, Rumelhart et al. 1986:
-        what reverse mode computes node by node) and taken at theta's own form. None with
+        own closed forms, or first as symbols, which decides a derivative that is 0 whatever
+        they are), differentiated by SymPy (the chain rule, Rumelhart et al. 1986: what
+        reverse mode computes node by node) and taken at theta's own form. None with
         no loss, when the derivative holds another kink than a ReLU's step (taken as 0 at
         0, as derive's ReLU), when more than GRADIENT_FORM_NODES quantities read theta (a weight of a
         whole block: its form would pass EXACT_PATH_SIZE, after seconds of building), or
@@ -275,23 +283,47 @@ class ExactForms:
                     reading[i] = parents
                     if len(reading) > GRADIENT_FORM_NODES:
                         return None
+        # (first with every irrational quantity read that does not read theta as a symbol: a derivative 0
+        # there is 0 whatever they are, found without building e^x over their forms, whose terms' signs
+        # SymPy tests by evaluating them: 2.5 s for random-18's W_Q_{2,1}, 0 since one query's softmax is 1)
         theta = sympy.Dummy("theta")
-        forms = {node_id: theta}
+        derivative = self._derivative(reading, loss, theta, self._standing_for)
+        if derivative != 0:
+            derivative = self._derivative(reading, loss, theta, lambda p: self.closed_form(p, EXACT_PATH_SIZE))
+        if derivative is None or derivative.has(*(getattr(sympy, kink) for kink in KINKS)):
+            return None
+        return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
+
+    def _derivative(self, reading: dict, loss: int, theta: sympy.Expr,
+                    constant: Callable[[int], sympy.Expr]) -> sympy.Expr | None:
+        """d loss / d theta (SymPy's diff), the forms of the quantities in ``reading`` (by
+        id, their parents; theta's with None) built from theta and their parents' forms,
+        ``constant(p)`` for a parent whose form does not hold theta; None when a form passes
+        EXACT_PATH_SIZE operations. A ReLU's step is taken as 0 at 0."""
+        nodes = self.graph.nodes
+        forms = {}
         for i, parents in reading.items():
             if parents is None:
-                continue
-            form = nodes[i].op.sympy([forms[p] if p in forms else self.closed_form(p, EXACT_PATH_SIZE) for p in parents])
-            if _tree_size(form, EXACT_PATH_SIZE) > EXACT_PATH_SIZE:
-                return None
-            forms[i] = form
+                forms[i] = theta
+            elif any(p in forms for p in parents):  # (else theta cancelled on the way: i is read as a constant)
+                form = nodes[i].op.sympy([forms[p] if p in forms else constant(p) for p in parents])
+                if _tree_size(form, EXACT_PATH_SIZE) > EXACT_PATH_SIZE:
+                    return None
+                if form.has(theta):
+                    forms[i] = form
         if loss not in forms:
             return sympy.Integer(0)
         # (a ReLU's derivative is SymPy's Heaviside step, 1/2 at 0 unless told: derive's ReLU,
         # PyTorch's, has 0 there)
-        derivative = sympy.diff(forms[loss], theta).replace(sympy.Heaviside, lambda x, *_: sympy.Heaviside(x, 0))
-        if derivative.has(*(getattr(sympy, kink) for kink in KINKS)):
-            return None
-        return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
+        return sympy.diff(forms[loss], theta).replace(sympy.Heaviside, lambda x, *_: sympy.Heaviside(x, 0))
+
+    def _standing_for(self, node_id: int) -> sympy.Expr:
+        """A forward quantity's rational value, or a real symbol standing for it (one per
+        quantity and graph)."""
+        v = self.evaluator.evaluation().before[node_id]
+        if is_exact(v):
+            return sympy.Rational(int(v.p), int(v.q))
+        return self._symbols.setdefault(node_id, sympy.Dummy(real=True))
 
     def _steep(self, node_id: int, values) -> bool:
         """Whether a quantity's operation is an exponential whose argument passes

@@ -10,7 +10,10 @@ find these exactly (their closed forms simplify to 0) instead of printing "undec
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
+
+from documents import cli
 
 from derive.case import load_case
 from derive.derivation import derive
@@ -83,3 +86,34 @@ def test_a_derivative_and_a_weight_after_the_step_on_a_tie_take_the_exact_path(t
     assert rounded(Format(places=2, mode="half-even"))[:2] == ["0.12", "-0.88"]
     assert rounded(Format(places=3))[2:] == ["0.988", "1.088"]
     assert rounded(Format(places=3, mode="half-even"))[2:] == ["0.988", "1.088"]
+
+
+def test_one_query_s_attention_weights_have_derivative_exactly_zero(tmp_path):
+    """A prompt of one token attends only to itself: its attention weight is 1 whatever
+    the score, so dL/dW_Q and dL/dW_K are exactly 0 and every entry of W_Q and W_K stays
+    where it was. The seeded random-18 case (tests/random_cases.py) has W_Q_{2,1} = 9/16
+    = 0.5625 and W_K_{1,2} = -5/16 = -0.3125, ties at 3 places: after the step they round
+    half away from zero to 0.563 and -0.313, half to even to 0.562 and -0.312, and the
+    tie's note names the exact value whole. SymPy took 2.5 s of the exact path's 2 s to
+    build the form that cancels (the score's e^s over a sum holding the LayerNorm's square
+    roots), and both were printed undecided."""
+    from random_cases import write_case
+
+    from derive.steps import Ref
+
+    write_case(18, tmp_path)
+    path = tmp_path / "random-18.toml"
+    derivation = derive(load_case(str(path)))
+    labels = {n.meta.label: i for i, n in enumerate(derivation.graph.nodes) if n.op is None}
+    q, k = labels["(W_Q)_{2,1}"], labels["(W_K)_{1,2}"]
+    assert [Fraction(str(derivation.graph.nodes[i].leaf)) for i in (q, k)] == [Fraction(9, 16), Fraction(-5, 16)]
+    refs = [Ref("grad", q), Ref("grad", k), Ref("updated", q), Ref("updated", k)]
+    assert [derivation.forms.rationals([r])[r] for r in refs] == [0, 0, Fraction(9, 16), Fraction(-5, 16)]
+    texts = derivation.decimals(refs[2:], Format())
+    assert [texts[r] for r in refs[2:]] == ["0.563", "-0.313"]
+    texts = derivation.decimals(refs[2:], Format(mode="half-even"))
+    assert [texts[r] for r in refs[2:]] == ["0.562", "-0.312"]
+    page = " ".join(cli("run", str(path)).split())  # (a note wraps at the terminal's width)
+    assert "(W_Q)_{2,1} after the step: from the printed inputs, 0.5625 - 1·(0) = 0.5625, exactly on a tie" in page
+    assert "the exact value 0.5625 rounds to 0.563." in page
+    assert "the exact value -0.3125 rounds to -0.313." in page
