@@ -273,44 +273,51 @@ class ExactForms:
         loss = self.evaluator.loss
         if loss is None or node_id > loss:
             return None
+        # (first with every irrational quantity read that does not read theta as a symbol: a derivative 0
+        # there is 0 whatever they are, found without building e^x over their forms, whose terms' signs
+        # SymPy tests by evaluating them: 2.5 s for random-18's W_Q_{2,1}, 0 since one query's softmax is 1;
+        # and a quantity in whose form theta cancelled is read as a constant, so that random-16's W_K of
+        # block 1, read by more than GRADIENT_FORM_NODES quantities, is found 0 too)
+        theta = sympy.Dummy("theta")
+        if self._derivative(node_id, loss, theta, self._standing_for, pruned=True) == 0:
+            return sympy.Integer(0)
+        derivative = self._derivative(node_id, loss, theta, lambda p: self.closed_form(p, EXACT_PATH_SIZE))
+        if derivative is None or derivative.has(*(getattr(sympy, kink) for kink in KINKS)):
+            return None
+        return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
+
+    def _derivative(self, node_id: int, loss: int, theta: sympy.Expr, constant: Callable[[int], sympy.Expr],
+                    pruned: bool = False) -> sympy.Expr | None:
+        """d loss / d theta (SymPy's diff) for theta the quantity ``node_id``: the forms of
+        the quantities that read theta (in the graph's order, up to ``loss``) built from
+        theta and their parents' forms, ``constant(p)`` for a parent whose form does not
+        hold theta (one in which theta cancelled included). None when more than
+        GRADIENT_FORM_NODES quantities read theta (with ``pruned``, counting only those
+        whose form holds it) or a form passes EXACT_PATH_SIZE operations. A ReLU's step is
+        taken as 0 at 0."""
         nodes = self.graph.nodes
+        forms = {node_id: theta}
+
+        def built(i: int, parents: list[int]) -> bool:  # (False: past EXACT_PATH_SIZE)
+            if any(p in forms for p in parents):  # (else theta cancelled on the way)
+                form = nodes[i].op.sympy([forms[p] if p in forms else constant(p) for p in parents])
+                if _tree_size(form, EXACT_PATH_SIZE) > EXACT_PATH_SIZE:
+                    return False
+                if form.has(theta):
+                    forms[i] = form
+            return True
+
         reading = {node_id: None}  # theta and the quantities that read it, with their parents
         for i in range(node_id + 1, loss + 1):
             node = nodes[i]
             if node.op is not None:
                 parents = list(node.parents)
-                if any(p in reading for p in parents):
+                if any(p in (forms if pruned else reading) for p in parents):
                     reading[i] = parents
-                    if len(reading) > GRADIENT_FORM_NODES:
+                    if len(reading) > GRADIENT_FORM_NODES or (pruned and not built(i, parents)):
                         return None
-        # (first with every irrational quantity read that does not read theta as a symbol: a derivative 0
-        # there is 0 whatever they are, found without building e^x over their forms, whose terms' signs
-        # SymPy tests by evaluating them: 2.5 s for random-18's W_Q_{2,1}, 0 since one query's softmax is 1)
-        theta = sympy.Dummy("theta")
-        derivative = self._derivative(reading, loss, theta, self._standing_for)
-        if derivative != 0:
-            derivative = self._derivative(reading, loss, theta, lambda p: self.closed_form(p, EXACT_PATH_SIZE))
-        if derivative is None or derivative.has(*(getattr(sympy, kink) for kink in KINKS)):
+        if not pruned and not all(built(i, parents) for i, parents in list(reading.items())[1:]):
             return None
-        return derivative.subs(theta, self.closed_form(node_id, EXACT_PATH_SIZE))
-
-    def _derivative(self, reading: dict, loss: int, theta: sympy.Expr,
-                    constant: Callable[[int], sympy.Expr]) -> sympy.Expr | None:
-        """d loss / d theta (SymPy's diff), the forms of the quantities in ``reading`` (by
-        id, their parents; theta's with None) built from theta and their parents' forms,
-        ``constant(p)`` for a parent whose form does not hold theta; None when a form passes
-        EXACT_PATH_SIZE operations. A ReLU's step is taken as 0 at 0."""
-        nodes = self.graph.nodes
-        forms = {}
-        for i, parents in reading.items():
-            if parents is None:
-                forms[i] = theta
-            elif any(p in forms for p in parents):  # (else theta cancelled on the way: i is read as a constant)
-                form = nodes[i].op.sympy([forms[p] if p in forms else constant(p) for p in parents])
-                if _tree_size(form, EXACT_PATH_SIZE) > EXACT_PATH_SIZE:
-                    return None
-                if form.has(theta):
-                    forms[i] = form
         if loss not in forms:
             return sympy.Integer(0)
         # (a ReLU's derivative is SymPy's Heaviside step, 1/2 at 0 unless told: derive's ReLU,

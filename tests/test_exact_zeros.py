@@ -117,3 +117,27 @@ def test_one_query_s_attention_weights_have_derivative_exactly_zero(tmp_path):
     assert "(W_Q)_{2,1} after the step: from the printed inputs, 0.5625 - 1·(0) = 0.5625, exactly on a tie" in page
     assert "the exact value 0.5625 rounds to 0.563." in page
     assert "the exact value -0.3125 rounds to -0.313." in page
+
+
+def test_a_weight_read_by_a_whole_block_with_derivative_exactly_zero(tmp_path):
+    """random-16 (two blocks, d_model 8, a one-token prompt, W_K and W_1 trained): every
+    entry of W_K, in both blocks, has dL/dW_K exactly 0 (one query's attention weight is
+    1), so after the step each is its own value; those on a tie at 3 places (the sixteenths
+    with an odd numerator: 0.1875, -0.0625, ...) were undecided. Block 1's W_K is read by
+    more than GRADIENT_FORM_NODES quantities, but by few once the weight of 1 has cut it
+    off."""
+    from random_cases import write_case
+
+    from derive.steps import Ref
+
+    write_case(16, tmp_path)
+    derivation = derive(load_case(str(tmp_path / "random-16.toml")))
+    leaves = [(i, Fraction(str(n.leaf))) for i, n in enumerate(derivation.graph.nodes) if n.meta.param == "W_K"]
+    assert len(leaves) == 2 * 8 * 8
+    ties = [(i, q) for i, q in leaves if (q * 10_000).denominator == 1 and (q * 1000).denominator != 1]
+    assert len(ties) > 10 and {n.meta.block for n in (derivation.graph.nodes[i] for i, _ in ties)} == {1, 2}
+    refs = [Ref("updated", i) for i, _ in ties]
+    texts = derivation.decimals(refs, Format())
+    for (i, q), ref in zip(ties, refs):  # half away from zero, from the exact sixteenths
+        want = (abs(q) * 1000 + Fraction(1, 2)).__floor__() * (1 if q > 0 else -1)
+        assert texts[ref] == f"{want / 1000:.3f}", (derivation.graph.nodes[i].meta.label, texts[ref])
