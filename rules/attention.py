@@ -179,11 +179,15 @@ def kv_heads(case: Case, block: Block) -> int:
 
 
 def _check_kv_heads(case: Case) -> tuple[str, str, str] | None:
-    """kv_heads is a whole number that divides heads, and W_K, W_V have kv_heads d_k columns."""
+    """kv_heads is a whole number that divides heads, and W_K, W_V have kv_heads d_k columns;
+    a block whose heads give their own weights (``heads = [...]``) has no kv_heads."""
     for b, block in enumerate(case.blocks, 1):
+        value = block.options.get("kv_heads", "heads")
+        if block.heads is not None and value != "heads":
+            return f"blocks[{b}].kv_heads", f"is {value} beside per-head weights (blocks[{b}].heads)", \
+                f"no kv_heads: each head of blocks[{b}].heads gives its own W_K and W_V"
         if "W_K" not in block.matrices or block.heads is not None:
             continue
-        value = block.options.get("kv_heads", "heads")
         if value != "heads" and (value.denominator != 1 or case.heads % int(value)):
             return f"blocks[{b}].kv_heads", f"is {value}", f"a whole number that divides heads = {case.heads}"
         width = kv_heads(case, block) * case.d_k

@@ -147,6 +147,12 @@ BAD_CASES = [
     ("final-gain-without-final-norm", edit("final_layernorm = true", "final_layernorm = false")
      .replace("d_model = 4", "d_model = 4\nlnf_gain = [1, 1, 1, 1]", 1),
      "field model.lnf_gain", ["conventions.final_layernorm = false", "expected no final norm fields"]),
+    # (a fuzzed case: kv_heads = 0.5 beside per-head weights crashed, exit 3, "integer division or modulo by zero")
+    ("kv-heads-beside-per-head-weights", drop(r"^W_Q = \[.*?^W_V = \"I\"\n",
+                                              "kv_heads = 0.5\nheads = [" + ", ".join(["{W_Q = %s, W_K = %s, W_V = %s}" % (
+                                                  ("[[0, 0], [0, 1], [0, 0], [1, 0]]",) * 3)] * 2) + "]\n"),
+     "field blocks[1].kv_heads", ["is 1/2 beside per-head weights (blocks[1].heads)",
+                                  "expected no kv_heads: each head of blocks[1].heads gives its own W_K and W_V"]),
     # the nasty inputs a user might produce
     ("conventions-array-of-tables", edit("[conventions]", "[[conventions]]"),
      "field conventions", ["is an array of tables", "expected a table [conventions]"]),
