@@ -596,6 +596,12 @@ class _Reader:
             try:
                 chain = mathread.read(formula)
             except DeriveError:
+                relation = RELATION.search(formula)
+                if relation and _is_name(formula[:relation.start()]) and NUMBERS_ONLY.fullmatch(formula[relation.end():]):
+                    # ($\mu_5 = 0, 1$: numbers given a name that no value reads, said so; a formula is not judged)
+                    entry = _equation(formula, line, source, self.here, exact=True)
+                    entry.kind, entry.formula = "inline", formula
+                    self.entries.append(entry)
                 continue
             if len(chain.exprs) < 2:
                 continue
@@ -1187,6 +1193,7 @@ def _prose_text(text: str, outside_math: bool = True) -> str:
     return "".join(out) + _markdown_text(text[done:])
 
 
+NUMBERS_ONLY = re.compile(r"[\s.,;+\-\u2212\[\]()]*\d[\d\s.,;+\-\u2212\[\]()]*")  # digits, signs, commas, brackets
 ASSIGNMENT_BREAK = re.compile(r",|;|(?<=\s)and(?=\s)")  # where a line may go on with another equation
 
 

@@ -184,3 +184,13 @@ def test_a_row_of_a_repeated_token_is_said_once():
     assert [(v.line, v.status) for v in verdicts] == [(3, "unreadable"), (4, "unreadable")], \
         [(v.line, v.status, v.message) for v in verdicts]
     assert all(v.message.startswith("the token 'the' stands at positions 1 and 5 of the prompt") for v in verdicts)
+
+
+@pytest.mark.parametrize("line", ["$\\mu_5 = 0, 1$", "$\\mu_5 = 0,1$", "We find \\(x_1 = -0.5, -0.5\\) here."])
+def test_numbers_after_a_name_in_inline_math_that_no_value_reads_are_said_unreadable(derivation, line):
+    """Inline math giving a name a list of numbers without brackets (a trial's ``$\\mu_5 =
+    0, 1$``) was dropped without a verdict, as plain text's ``mu_5 = 0, 1`` is not: it is
+    unreadable, and the message quotes the value; a formula over names stays unjudged."""
+    [v] = Checker(derivation).check_text(line)
+    assert v.status == "unreadable" and "cannot read the value" in v.message, v.message
+    assert Checker(derivation).check_text("$\\partial L / \\partial z = p - y$, the softmax's derivative") == []
