@@ -101,12 +101,22 @@ def _fenced(n: int) -> str:
 CODE_SPAN_PATTERN = "|".join([_fenced(3), _fenced(2), "`[^`]*`"])
 
 
+def t1_char(ch: str) -> str:
+    """A character as pdflatex (T1 fonts, utf8) can set it: as it is when T1 has a glyph
+    for it (below U+0250, and the dashes and quotes), else ``[U+XXXX]`` (a combining
+    accent, an emoji, a joiner); :func:`derive.name_parser.texttt_piece` reads it back."""
+    return ch if ord(ch) < 0x250 or ch in "\u2013\u2014\u2018\u2019\u201c\u201d" else f"[U+{ord(ch):04X}]"
+
+
 def texttt(piece: str, target: str = "latex") -> str:
     """A vocabulary piece as ``\\texttt{...}``: TeX's special characters spelled (see
     ``TT_SPELLED``) and the space mark ␣ as ``\\textvisiblespace{}`` (``target``
-    "latex") or ``{\\char"2423}`` (KaTeX)."""
-    space = r"\textvisiblespace{}" if target == "latex" else r'{\char"2423}'
-    return r"\texttt{" + "".join(space if ch == SPACE else TT_SPELLED.get(ch, ch) for ch in piece) + "}"
+    "latex", where a character T1 has no glyph for is ``[U+XXXX]``, :func:`t1_char`) or
+    ``{\\char"2423}`` (KaTeX, which sets any character)."""
+    if target != "latex":
+        return r"\texttt{" + "".join(r'{\char"2423}' if ch == SPACE else TT_SPELLED.get(ch, ch) for ch in piece) + "}"
+    return r"\texttt{" + "".join(r"\textvisiblespace{}" if ch == SPACE else TT_SPELLED.get(ch) or t1_char(ch)
+                                 for ch in piece) + "}"
 
 
 class Piece(NamedTuple):

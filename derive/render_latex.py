@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .lazy import lazy
-from .name import TEXT_ESCAPES
+from .name import TEXT_ESCAPES, t1_char
 from .notation import SPACE, is_number, number_tex
 from .printing import plain_label
 from .steps import PART, ROW_LIMIT  # a longer table is summarised: its first and last rows (--all-rows: every row)
@@ -76,14 +76,7 @@ def escape(text: str) -> str:
     prints (minus, ellipsis, middle dot, ...) spelled as commands, ``--`` kept two hyphens
     (TeX would set an en dash); other characters
     outside Latin-1 are written ``[U+XXXX]`` (T1 fonts have no glyph for them)."""
-    out = []
-    for ch in text:
-        if ch in TEXT_ESCAPES:
-            out.append(TEXT_ESCAPES[ch])
-        elif ord(ch) < 0x250 or ch in "\u2013\u2014\u2018\u2019\u201c\u201d":
-            out.append(ch)
-        else:
-            out.append(f"[U+{ord(ch):04X}]")
+    out = [TEXT_ESCAPES.get(ch) or t1_char(ch) for ch in text]
     return "".join(out).replace("--", "-{}-")  # an option (--all-rows) as typed, not an en dash
 
 
@@ -106,8 +99,9 @@ def table_format(texts: list[str]) -> str:
 
 
 def text_width(text: str) -> float:
-    """The estimated width in pt of ``text`` at ``\\small``."""
-    return CHAR * len(text)
+    """The estimated width in pt of ``text`` at ``\\small`` (a character T1 has no glyph
+    for is printed as its 8 or more characters ``[U+XXXX]``, :func:`~derive.name.t1_char`)."""
+    return CHAR * (len(text) if text.isascii() else sum(1 if ch in TEXT_ESCAPES else len(t1_char(ch)) for ch in text))
 
 
 def number_width(text: str) -> float:

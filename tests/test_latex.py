@@ -341,3 +341,24 @@ def test_the_loss_step_sets_its_piece_as_typewriter_text(tmp_path):
         text = cli("latex", str(case), "--step", step)
         assert text.count(r"p(\texttt{r*o\_o\&f})") == count, text
         assert r"r\cdot o" not in text and "o_{o}" not in text
+
+
+def test_pieces_pdflatex_has_no_glyph_for_compile_in_notes_and_fit(tmp_path):
+    """A trial's vocabulary pieces a combining accent, an emoji joined by U+200D, Hebrew and
+    Japanese (the seed with ␣dog, ␣wall, ␣sofa, ␣floor replaced): the tables wrote them
+    ``[U+0301]``, but a note (e^z of the accented piece, at ids 3) wrote the characters
+    themselves inside ``\\texttt`` and pdflatex stopped on them; and the tables' widths
+    counted one character where the page prints ``[U+XXXX]`` (8), 201 pt too wide. Every
+    character of the chapter is one T1 sets, and it compiles with nothing too wide."""
+    text = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    for old, new in (("␣dog", "e\u0301"), ("␣wall", "\u200d\U0001F469\u200d\U0001F4BB"), ("␣sofa", "שלום"),
+                     ("␣floor", "日本")):
+        text = text.replace(f'"{old}"', f'"{new}"', 1)
+    case = tmp_path / "pieces.toml"
+    case.write_text(text, encoding="utf-8")
+    tex = tmp_path / "pieces.tex"
+    cli("latex", str(case), "--standalone", "-o", str(tex))
+    chapter = tex.read_text(encoding="utf-8")
+    assert "$e^{z_{\\texttt{e[U+0301]}}}$: from the printed inputs" in chapter
+    assert [ch for ch in chapter if ord(ch) >= 0x250 and ch not in "\u2013\u2014\u2018\u2019\u201c\u201d"] == []
+    pdflatex(tex)
