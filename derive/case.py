@@ -1028,6 +1028,12 @@ class _Reader:
         if d % heads:
             raise self.fail("model.heads", f"d_model = {d} is not divisible by heads = {heads}",
                             "a number of heads that divides d_model")
+        one_by_one = [(b, len(block.heads)) for b, block in enumerate(blocks, 1) if block.heads is not None]
+        if one_by_one and not split and "heads" in model and all(n != heads for _, n in one_by_one):
+            # (a model whose heads are all given one by one: model.heads, when given, is some block's count)
+            b, n = one_by_one[0]
+            raise self.fail(f"blocks[{b}].heads", f"has {n} heads but model.heads = {heads}",
+                            f"{heads} [[blocks.heads]] tables, or model.heads = {n}")
         rows = len(X) if given else len(ids)
         if conventions.positions == "learned":
             P = self.matrix(self.get(model, "P", "model."), "model.P", None, d)

@@ -153,6 +153,13 @@ BAD_CASES = [
                                                   ("[[0, 0], [0, 1], [0, 0], [1, 0]]",) * 3)] * 2) + "]\n"),
      "field blocks[1].kv_heads", ["is 1/2 beside per-head weights (blocks[1].heads)",
                                   "expected no kv_heads: each head of blocks[1].heads gives its own W_K and W_V"]),
+    # (a trial's case: model.heads = 2 and three heads given one by one ran three heads, while explain said h = 2)
+    ("per-head-count-against-model-heads", drop(r"^W_Q = \[.*?^W_V = \"I\"\n",
+                                                "heads = [" + ", ".join(["{W_Q = %s, W_K = %s, W_V = %s}" % ((
+                                                    "[[0, 0], [0, 1], [0, 0], [1, 0]]",) * 3)]
+                                                    + ["{W_Q = %s, W_K = %s, W_V = %s}" % (("[[0], [1], [0], [0]]",) * 3)] * 2)
+                                                + "]\n"),
+     "field blocks[1].heads", ["has 3 heads but model.heads = 2", "expected 2 [[blocks.heads]] tables, or model.heads = 3"]),
     # the nasty inputs a user might produce
     ("conventions-array-of-tables", edit("[conventions]", "[[conventions]]"),
      "field conventions", ["is an array of tables", "expected a table [conventions]"]),
