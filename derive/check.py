@@ -48,6 +48,7 @@ from .byhand import READER_PREC, exact_text, is_number, is_tie, printed_fraction
 from .cells import Printer
 from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
+from .evaluate import MAX_PREC
 from .graph import NeedPrecision, Undefined, Value, is_exact
 from .handfile import Entry, decimal_places, parse, prose_entry, read_name
 from .names import HEAD, find, label_of, per_derivation, same_place_in_head
@@ -745,6 +746,18 @@ class Checker:
             self._exact[ref] = printer.byhand.exact_digits(ref) or UNDECIDED_DIGITS
         exact = self._exact[ref]
         label = self.label(ref)
+        if not is_number(expected):  # (no precision and no exact simplification decided the last digit)
+            either = self.roundings(ref, fmt)
+            if any(_same(text, r) for r in either):
+                self._settled[ref, text] = (
+                    "not checked", f"{label}: not checked: the exact value {exact} lies on a rounding boundary at "
+                    f"{places} places (or too near one to tell): it rounds to {' or '.join(either)}, and derive does "
+                    "not guess which", None, None, expected, exact)
+            else:
+                self._settled[ref, text] = ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to "
+                                            f"{' or '.join(either)} (derive cannot tell which)", None, None, expected,
+                                            exact)
+            return self._settled[ref, text]
         reading = self.reading(ref, places)
         if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
             note = f" ({reading.brief()})" if reading is not None and reading.noteworthy else ""
@@ -765,6 +778,15 @@ class Checker:
             return self._searched_value(ref, text, fmt, step, places, label, exact, expected)
         finally:
             self._searched += time.process_time() - start
+
+    def roundings(self, ref: Ref, fmt: Format) -> list[str]:
+        """The texts a value whose last digit is undecided under ``fmt`` may round to: those
+        of its certified ball's two ends (``0.062`` and ``0.063`` for a ball around the tie
+        0.0625), at the highest precision the evaluation reaches."""
+        ball = self.derivation.value(ref, MAX_PREC)
+        ends = [format_value(end, fmt) for end in (ball.lower(), ball.upper())] if not is_exact(ball) else \
+            [format_value(ball, fmt)]
+        return list(dict.fromkeys(e.replace("\u2212", "-") for e in ends if e is not None))
 
     def _searched_value(self, ref: Ref, text: str, fmt: Format, step: tuple | None, places: int, label: str,
                         exact: str, expected: str) -> tuple:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import mathread
+from .decimals import UNDECIDED
 from .errors import DeriveError
 from .mathread import Chain, Neg, Num, Vec
 from .printing import quoted
@@ -724,6 +725,9 @@ class _Reader:
                 self.entries.append(entry)
 
 
+NOT_DECIDED = "its last digit is not decided, so it is not checked"
+
+
 @lru_cache(maxsize=1 << 14)
 def _cell_reading(cell: str) -> tuple[tuple[str, ...] | None, str | None]:
     """What a table cell writes, read once per distinct cell text: (its numbers, why they
@@ -731,6 +735,8 @@ def _cell_reading(cell: str) -> tuple[tuple[str, ...] | None, str | None]:
     when the cell has no number at all."""
     if not cell or not any(ch.isdigit() for ch in cell):
         return None, ""
+    if UNDECIDED in cell:  # (derive's own page: a value whose last digit nothing decided)
+        return (), f"the cell holds a value derive printed {UNDECIDED} ({quoted(cell)}): " + NOT_DECIDED
     try:
         values = value_texts(mathread.read(cell).exprs[-1])
     except DeriveError:
@@ -1283,7 +1289,9 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
                 and not pair[1][0].endswith("\u2026"):  # a calculation written out in the chain: judged on its own
             entry.steps.append((a, pair[1][0], rel))
     if values is None:
-        if exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
+        if written.startswith(UNDECIDED):  # derive's own page: p(d) = undecided at 10^-2
+            entry.skip = f"the line gives a value derive printed {UNDECIDED} ({quoted(written)}): " + NOT_DECIDED
+        elif exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
             entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...
         elif mathread.names(last) or not mathread.numbers(last):
             entry.error = f"cannot read the value {quoted(written)}: expected a number such as 0.395 or a vector [a, b]"

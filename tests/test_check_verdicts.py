@@ -209,3 +209,37 @@ def test_scientific_notation_is_a_number_at_its_places(derivation, written, stat
     assert (R.text(o["L"], 3), R.text(o["L"], 2), R.text(o["p"]["␣roof"], 3)) == ("0.928", "0.93", "0.395")
     [v] = Checker(derivation).check_text(written)
     assert v.status == status, v.message
+
+
+def test_a_value_whose_last_digit_is_undecided_is_not_judged_by_it(tmp_path, monkeypatch):
+    """The softmax case with eight equal logits: p = 1/8, so dL/dz_a = 1/8 = 0.125, a tie
+    at 2 places. With the exact path turned off, no ball decides it and the page prints
+    ``undecided at 10^-2``; a trial's check then said "wrong: ... which rounds to undecided
+    at 10^-2" of 0.13 (half away from zero's digit, right). Now 0.12 and 0.13, the two
+    roundings of the ball's ends, are not checked (derive does not guess), and 0.14 is
+    wrong, with both named."""
+    from derive.exact import ExactForms
+
+    monkeypatch.setattr(ExactForms, "rationals", lambda self, refs, *a, **k: {r: None for r in refs})
+    text = (Path(__file__).resolve().parent.parent / "cases" / "softmax.toml").read_text(encoding="utf-8")
+    path = tmp_path / "ties.toml"
+    path.write_text(text.replace("logits = [1, 2, 3, 4, 1, 2, 3]", "logits = [1, 1, 1, 1, 1, 1, 1, 1]").replace(
+        'pieces = ["a", "b", "c", "d", "e", "f", "g"]', 'pieces = ["a", "b", "c", "d", "e", "f", "g", "h"]'),
+        encoding="utf-8")
+    checker = Checker(derive(load_case(str(path))))
+    verdicts = checker.check_text("dL/dz_a = 0.12\ndL/dz_a = 0.13\ndL/dz_a = 0.14\n")
+    assert [v.status for v in verdicts] == ["not checked", "not checked", "wrong"], [v.message for v in verdicts]
+    assert "rounds to 0.12 or 0.13, and derive does not guess which" in verdicts[0].message
+    assert "which rounds to 0.12 or 0.13 (derive cannot tell which)" in verdicts[2].message
+    assert all("rounds to undecided" not in v.message for v in verdicts)
+    # derive's own page prints those values undecided, one in a vector of the SGD table: read back, such a
+    # cell is not checked (it was unreadable: "cannot read the cell"), and every other cell is judged
+    from documents import cli
+
+    page = cli("run", str(path), "--places", "2", "--width", "200")
+    assert "undecided at 10^-2" in page
+    verdicts = checker.check_text(page)
+    assert not [v.message for v in verdicts if v.status in ("unreadable", "wrong")]
+    skipped = [v for v in verdicts if v.status == "not checked"]
+    assert len(skipped) == 8 * 4 + 2 and all("derive printed undecided" in v.message for v in skipped)
+    assert sum(v.status == "correct" for v in verdicts) > 20
