@@ -350,9 +350,11 @@ class ByHand:
             :class:`~derive.cells.Printer` computed); these are the reader's inputs.
         carry: ``exact`` (each step from unrounded parents, the seed's way; the default)
             or ``printed`` (each step from the previous step's printed values).
-        whole: the given numbers a table prints as they are (a weight that fits the
-            places plus :data:`~derive.rounding.GIVEN_EXTRA_PLACES`, ``-0.5``, ``0.484375``):
-            the reader takes them exactly; another given number, as ``printed`` rounds it.
+        whole: the numbers a table prints as they are, by Ref, with that text (a given
+            weight that fits the places plus :data:`~derive.rounding.GIVEN_EXTRA_PLACES`,
+            ``-0.5``, ``0.484375``, and a sum of them, x_t = E[id] + P_t, ``0.5625``): the
+            reader takes a given one exactly, and none is worth a note (printed exactly,
+            it has no last digit to explain); another number, as ``printed`` rounds it.
         phase: the forward pass whose quantities this reader recomputes, ``before`` the SGD
             step (the default; also the step itself, phase ``updated``) or ``after`` it, where
             a weight is taken as the SGD step's table prints it after the step. Either reader
@@ -364,7 +366,7 @@ class ByHand:
     """
 
     def __init__(self, derivation: Derivation, fmt: Format, printed: dict[Ref, str], carry: str = "exact",
-                 whole=frozenset(), phase: str = "before", passes: dict[str, ByHand] | None = None):
+                 whole: dict[Ref, str] | None = None, phase: str = "before", passes: dict[str, ByHand] | None = None):
         if carry not in CARRY_MODES:
             raise ValueError(f"unknown carry mode {carry!r}; expected one of {', '.join(CARRY_MODES)}")
         if phase not in PASSES:
@@ -374,7 +376,7 @@ class ByHand:
         self.fmt = fmt
         self.printed = printed
         self.carry = carry
-        self.whole = whole
+        self.whole = whole or {}
         self.phase = phase
         self._passes = passes if passes is not None else {}  # the reader of each pass, shared by both
         self._passes[phase] = self
@@ -931,11 +933,12 @@ class ByHand:
         return Reading(ref, quantity, sources, formula, reader, correct, exact_digits, tie, value, remark)
 
     def readings(self, refs) -> list[Reading]:
-        """The readings of ``refs`` that are worth a note (a different digit or a tie)."""
+        """The readings of ``refs`` that are worth a note (a different digit or a tie); a
+        number printed whole (:attr:`whole`, x_t = 0.5625) is worth none."""
         out = []
         meter = progress()
         for ref in dict.fromkeys(refs):
-            r = self.reading(ref, noteworthy=True)
+            r = None if ref in self.whole else self.reading(ref, noteworthy=True)
             meter.advance()
             if r is not None and r.noteworthy:
                 out.append(r)

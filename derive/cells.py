@@ -55,8 +55,8 @@ class Printer:
         self.fmt = fmt
         refs = [r for step in derivation.steps for r in step_refs(step)]
         self.text = derivation.decimals(refs, fmt)
-        whole = {r for step in derivation.steps for table in step.tables if table.short_exact
-                 for r in table_refs(table) if self._short(r) is not None}  # given numbers printed as given
+        whole = {r: short for step in derivation.steps for table in step.tables if table.short_exact
+                 for r in table_refs(table) if (short := self._short(r)) is not None}  # numbers printed as given
         self.byhand = ByHand(derivation, fmt, self.text, carry, whole)
 
     def number(self, ref: Ref, short_exact: bool = False) -> str:
@@ -73,7 +73,7 @@ class Printer:
         (``-0.5``, not ``-0.500``: :func:`derive.rounding.short_decimal`) so, any other
         quantity correctly rounded; None when no step prints it."""
         if ref in self.byhand.whole:
-            return self._short(ref)
+            return self.byhand.whole[ref]
         return self.text.get(ref)
 
     def notes(self, refs) -> list[Note]:

@@ -630,3 +630,20 @@ def test_a_note_writes_every_minus_sign_one_way():
              for note in printer.notes(table_refs(table))]
     negative = [n for n in notes if "rounds to -" in n]
     assert negative and not any("\u2212" in n for n in notes)
+
+
+def test_a_sum_printed_whole_has_no_note(tmp_path):
+    """The seed with E[the] = (9/16, -5/16, 1/16, 1) (a trial's sixteenths): x_1 = E[the] +
+    P_1 = E[the] is printed whole in the table of X (0.5625: given numbers are printed as
+    they are), so there is no last digit to explain, yet each entry got a tie note ("which
+    gives 0.563"). Now X has no note."""
+    text = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    old = "  [-0.5, -0.5,  0,    1  ],  # the"
+    assert text.count(old) == 1
+    path = tmp_path / "sixteenths.toml"
+    path.write_text(text.replace(old, "  [0.5625, -0.3125, 0.0625, 1],  # the"), encoding="utf-8")
+    derivation = derive(load_case(str(path)))
+    printer = Printer(derivation, Format())
+    x = [r for r in table_refs(derivation.steps[2].tables[0]) if derivation.meta(r).label.startswith("x_1[")]
+    assert [printer.number(r, True) for r in x] == ["0.5625", "-0.3125", "0.0625", "1.0"]
+    assert printer.notes(x) == []
