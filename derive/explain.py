@@ -177,8 +177,9 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
         return head + f"the exact value {reading.exact_digits} lies {side} the boundary and rounds to {reading.correct}."
     if not reading.differs:
         if exact is not None and is_exact(exact) and is_exact(reading.value) and exact == reading.value:
-            return (f"why: the inputs the reader takes are exact as printed, so the reader's calculation gives the "
-                    f"exact value itself, {mine}, printed {reading.correct}.")
+            # (not said: that the inputs are exact as printed; 0.152 / 0.152 = 1 is exact from rounded ones)
+            return (f"why: the reader's calculation from the printed inputs gives the exact value itself, {mine}, "
+                    f"printed {reading.correct}.")
         span = _interval(printed_fraction(reading.correct), fmt)
         where = f" lie between the rounding boundaries {span[0]} and {span[1]}, so both" if span else ""
         return (f"why: the reader's {mine} and the exact {reading.exact_digits} both{where} round to "

@@ -399,3 +399,18 @@ def test_explain_the_loss_lists_the_printed_p_it_reads(exact):
     assert not any(l.strip().startswith("ln p") for l in lines)
     assert line(lines, "the reader, from the printed inputs:").startswith(f"the reader, from the printed inputs: "
                                                                           f"-ln({R.text(p)})")
+
+
+def test_an_exact_result_from_rounded_inputs_is_not_said_to_come_from_exact_ones(tmp_path):
+    """One token ("the"): its attention weight a_{1,1} = e^s / e^s is exactly 1, and the
+    reader's 0.152 / 0.152 = 1 too, from e^s printed rounded (0.15174... -> 0.152). explain
+    said "the inputs the reader takes are exact as printed" (a trial's case): not so."""
+    text = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    path = tmp_path / "one.toml"
+    path.write_text(text.replace('text = "the cat climbed the"', 'text = "the"'), encoding="utf-8")
+    out = run_cli("explain", str(path), "a_{1,1}", "--head", "1")
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "the reader, from the printed inputs: 0.152 / 0.152 = 1 -> 1.000" in said
+    assert "why: the reader's calculation from the printed inputs gives the exact value itself, 1, printed 1.000." in said
+    assert "exact as printed" not in said
