@@ -415,10 +415,15 @@ def _digits(value) -> int:
     return 0
 
 
+HEAD_FIELDS = ("name", "W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")  # a [[blocks.heads]] table's keys
+
+
 def _describe(value) -> str:
     """How an error message shows a value from the case file: ``a table``, ``an array of
     tables``, a list with its items shown the same way, a decimal as written, else its repr;
     cut to 60 characters (an error stays one readable line)."""
+    if isinstance(value, bool):  # (as TOML writes it, not Python's True)
+        return "true" if value else "false"
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
@@ -498,11 +503,15 @@ class _Reader:
                                  field=tensor + field_name[len(where):], expected=expected)
         return CaseError(message, file=self.path, field=field_name, expected=expected)
 
-    def get(self, table: dict, key: str, where: str, default=KeyError):
+    def get(self, table: dict, key: str, where: str, default=KeyError, fields=()):
+        """``table[key]``, else ``default``; with none, a missing field's error, which asks
+        whether a key of the table written like ``key`` (``w_v``) was meant, but not one of
+        ``fields``, the table's other valid keys (W_Q beside a missing W_V)."""
         if key in table:
             return table[key]
         if default is KeyError:
-            typo = difflib.get_close_matches(key.lower(), [k.lower() for k in table], n=1, cutoff=0.6)
+            written = [k.lower() for k in table if k not in fields]
+            typo = difflib.get_close_matches(key.lower(), written, n=1, cutoff=0.6)
             raise self.fail(f"{where}{key}", "missing field" + (f" (is {typo[0]} meant to be {key}?)" if typo else ""))
         return default
 
@@ -666,6 +675,9 @@ class _Reader:
             unknown = [t for t in value if t not in PARAM_NAMES]
             if unknown:  # (a name of no model: W_9; a weight of some model but not this one is the derivation's)
                 raise self.fail(where, f"names {', '.join(unknown)}, which is no weight's name", expected)
+            twice = next((t for k, t in enumerate(value) if t in value[:k]), None)
+            if twice is not None:
+                raise self.fail(where, f"names {twice} twice", "each weight once")
             return tuple(value)
         if conv.kind == "choice_or_positive" and (isinstance(value, str) and "/" not in value
                                                   or isinstance(value, (bool, list, dict))):
@@ -781,6 +793,10 @@ class _Reader:
                 dims.update(op.dims(options, dims))
             params = [p for p in op.params if p.needs is None or options[p.needs]]
             if name == "attention" and "heads" in table:  # heads given one by one
+                beside = [k for k in HEAD_FIELDS if k != "name" and k in table]
+                if beside:
+                    raise self.fail(where + beside[0], f"is given beside per-head weights ({where}heads)",
+                                    f"{beside[0]} inside each [[blocks.heads]] table, or no [[blocks.heads]]")
                 heads = self.heads(table["heads"], where + "heads", d)
                 width = sum(len(h["W_V"][0]) for h in heads)
                 matrices["W_O"] = self.matrix(self.get(table, "W_O", where), where + "W_O", width, d)
@@ -884,15 +900,15 @@ class _Reader:
             if not isinstance(table, dict):
                 raise self.fail(f"{where}[{k}]", _describe(table), "a table with W_Q, W_K, W_V")
             head = {"name": str(table["name"])} if "name" in table else {}
-            head["W_Q"] = self.matrix(self.get(table, "W_Q", at), at + "W_Q", d, None)
+            head["W_Q"] = self.matrix(self.get(table, "W_Q", at, fields=HEAD_FIELDS), at + "W_Q", d, None)
             d_k = len(head["W_Q"][0])
-            head["W_K"] = self.matrix(self.get(table, "W_K", at), at + "W_K", d, d_k)
-            head["W_V"] = self.matrix(self.get(table, "W_V", at), at + "W_V", d, None)
+            head["W_K"] = self.matrix(self.get(table, "W_K", at, fields=HEAD_FIELDS), at + "W_K", d, d_k)
+            head["W_V"] = self.matrix(self.get(table, "W_V", at, fields=HEAD_FIELDS), at + "W_V", d, None)
             d_v = len(head["W_V"][0])
             for name, width in (("b_Q", d_k), ("b_K", d_k), ("b_V", d_v)):
                 if name in table:
                     head[name] = self.vector(table[name], at + name, width)
-            unknown = sorted(set(table) - {"name", "W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"})
+            unknown = sorted(set(table) - set(HEAD_FIELDS))
             if unknown:
                 raise self.fail(at + unknown[0], "unknown field", "W_Q, W_K, W_V, b_Q, b_K, b_V or name")
             out.append(head)

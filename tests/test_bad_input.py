@@ -160,6 +160,15 @@ BAD_CASES = [
                                                     + ["{W_Q = %s, W_K = %s, W_V = %s}" % (("[[0], [1], [0], [0]]",) * 3)] * 2)
                                                 + "]\n"),
      "field blocks[1].heads", ["has 3 heads but model.heads = 2", "expected 2 [[blocks.heads]] tables, or model.heads = 3"]),
+    # (a trial's: a head's missing W_V was "is w_q meant to be W_V?"; a block's W_Q beside per-head weights
+    # "did you mean W_O?"; kv_heads = true "unknown value True", Python's spelling)
+    ("w-q-beside-per-head-weights", edit("W_V = \"I\"\n", "W_V = \"I\"\nheads = [{W_Q = \"I\", W_K = \"I\", W_V = \"I\"}]\n"),
+     "field blocks[1].W_Q", ["is given beside per-head weights (blocks[1].heads)",
+                             "expected W_Q inside each [[blocks.heads]] table, or no [[blocks.heads]]"]),
+    ("trained-twice", edit('trained = ["E"]', 'trained = ["E", "W_Q", "E"]'),
+     "field conventions.trained", ["names E twice", "expected each weight once"]),
+    ("kv-heads-true", edit("[[blocks]]", "[[blocks]]\nkv_heads = true"),
+     "field blocks[1].kv_heads", ["unknown value true", "expected one of heads or a number > 0"]),
     # the nasty inputs a user might produce
     ("conventions-array-of-tables", edit("[conventions]", "[[conventions]]"),
      "field conventions", ["is an array of tables", "expected a table [conventions]"]),
@@ -531,3 +540,15 @@ def test_a_title_with_an_escape_sequence_is_refused(tmp_path):
     assert "\x1b" not in result.output
     path.write_text(text.replace(title, 'title = "two\\nlines\\tand a tab"'), encoding="utf-8")
     assert CliRunner().invoke(app, ["run", str(path), "--step", "loss"]).exit_code == 0
+
+
+def test_a_missing_field_of_a_head_suggests_no_other_valid_field(tmp_path):
+    """A head's W_V left out: "missing field (is w_q meant to be W_V?)" pointed at the W_Q
+    beside it (a trial's case); a valid key is no typo of the missing one."""
+    text = drop(r"^W_Q = \[.*?^W_V = \"I\"\n",
+                "heads = [{W_Q = [[0, 0], [0, 1], [0, 0], [1, 0]], W_K = [[0, 0], [0, 1], [0, 0], [1, 0]]}]\n")
+    result, path = run_case(tmp_path, text)
+    line = assert_clean_error(result, path, "field blocks[1].heads[1].W_V")
+    assert line.endswith("W_V: missing field"), line
+    result, path = run_case(tmp_path, text.replace("W_K =", "w_v = [[0, 0], [0, 1], [0, 0], [1, 0]], W_K ="))
+    assert_clean_error(result, path, "field blocks[1].heads[1].W_V: missing field (is w_v meant to be W_V?)")
