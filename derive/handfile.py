@@ -597,9 +597,10 @@ class _Reader:
             try:
                 chain = mathread.read(formula)
             except DeriveError:
+                # ($\mu_5 = 0, 1$: numbers given a name that no value reads, said so; a formula is not judged)
                 relation = RELATION.search(formula)
-                if relation and _is_name(formula[:relation.start()]) and NUMBERS_ONLY.fullmatch(formula[relation.end():]):
-                    # ($\mu_5 = 0, 1$: numbers given a name that no value reads, said so; a formula is not judged)
+                if relation and _is_name(formula[:relation.start()]) \
+                        and NUMBERS_ONLY.fullmatch(formula[relation.end():]):
                     entry = _equation(formula, line, source, self.here, exact=True)
                     entry.kind, entry.formula = "inline", formula
                     self.entries.append(entry)
