@@ -119,9 +119,19 @@ def _operation(derivation: Derivation, ref: Ref) -> tuple[list[Ref], Callable[[l
         return [Ref("before", ref.id), Ref("grad", ref.id)], \
             lambda parts: F.Terms(parts[0], F.Neg(F.Times(eta, parts[1])))
     graph = derivation.graph
-    inputs = [Ref("updated" if ref.phase == "after" and graph.nodes[p].op is None and graph.nodes[p].meta.param
-                  else ref.phase, p) for p in node.parents]
+    inputs = [_weight_after(derivation, p) if ref.phase == "after" and graph.nodes[p].op is None
+              and graph.nodes[p].meta.param else Ref(ref.phase, p) for p in node.parents]
     return inputs, node.op.hand
+
+
+def _weight_after(derivation: Derivation, leaf: int) -> Ref:
+    """A weight as the pass after the step reads it: its value after the step (phase
+    ``updated``, the SGD step's table), or the weight as given (phase ``before``, where the
+    page prints it) when the step leaves it where it was (not trained, or its derivative
+    exactly 0): W_U of the seed, which trains E alone, is W_U after the step too."""
+    value = derivation.value(Ref("after", leaf))
+    return Ref("before", leaf) if is_exact(value) and value == derivation.graph.nodes[leaf].leaf else \
+        Ref("updated", leaf)
 
 
 def _named_inputs(derivation: Derivation, inputs: list[Ref]) -> list[Ref]:

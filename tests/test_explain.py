@@ -414,3 +414,13 @@ def test_an_exact_result_from_rounded_inputs_is_not_said_to_come_from_exact_ones
     assert "the reader, from the printed inputs: 0.152 / 0.152 = 1 -> 1.000" in said
     assert "why: the reader's calculation from the printed inputs gives the exact value itself, 1, printed 1.000." in said
     assert "exact as printed" not in said
+
+
+def test_a_weight_the_step_leaves_where_it_was_is_read_where_it_is_printed():
+    """The seed trains E alone, so W_U after the step is W_U; explaining z_roof after the
+    step listed "(W_U)_{1,7} after the step = -1/2 ... printed: not printed" (a trial's
+    case), though step 4 prints W_U: its ␣roof column (-0.5, 1, 0, 1) is read as printed."""
+    lines = explain("z_roof after the step")
+    listed = [x.strip() for x in lines if x.strip().startswith("(W_U)_{")]
+    assert listed == ["(W_U)_{1,7} = -1/2  ~ -0.5  printed: \u22120.5", "(W_U)_{2,7} = 1  ~ 1  printed: 1.0",
+                      "(W_U)_{3,7} = 0  ~ 0  printed: 0.0", "(W_U)_{4,7} = 1  ~ 1  printed: 1.0"], listed
