@@ -149,6 +149,7 @@ class Checker:
         self._eps: dict[str, object] = memo("eps")  # a section's eps
         self._others: dict[tuple, list] = memo("others")  # (ref, format) -> [(convention, its printed value)]
         self._heads: dict[tuple, list] = memo("heads")  # (ref, format) -> [(another head, its printed value)]
+        self._places: dict[tuple, list[Ref]] = memo("places")  # (phase, symbol, block, head, norm) -> its quantities
         self._by_hand: dict[tuple, list] = memo("by_hand")  # (ref, format) -> conventions_by_hand's readings
         self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
         self._variant_values: dict[tuple, str | None] = memo("under")  # _under's answer, by its arguments
@@ -822,6 +823,10 @@ class Checker:
                                 f"rounds to {r.correct})" for d, r in by_hand)
             return ("convention", f"{label}: {text} is the value under another convention, from the printed "
                     f"inputs: {named} (this case: {expected})", None, [d for d, _ in by_hand], expected, exact)
+        place = self.other_place(ref, text, fmt)
+        if place is not None:  # mu'_5 = -0.467: mu'_4's value, a row too high
+            return ("wrong", f"{label}: {text} is the value of {self.label(place)}, not of {label} (another row or "
+                    f"column?); the exact value {exact} rounds to {expected}", None, None, expected, exact)
         return ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to {expected}",
                 None, None, expected, exact)
 
@@ -928,6 +933,28 @@ class Checker:
                     heads.append((head, self.derivation.decimal(other[0], fmt).replace("\u2212", "-")))
             self._heads[ref, fmt] = heads
         return next((head for head, other in self._heads[ref, fmt] if _same(text, other)), None)
+
+    def other_place(self, ref: Ref, text: str, fmt: Format) -> Ref | None:
+        """The quantity of the same name in the same column of another row, or the same row
+        of another column (same pass, block, head and norm: mu'_4 for mu'_5, u_4[1] for
+        u_5[1], z_wall for z_roof) whose printed value is ``text``, the first in the graph's
+        order, when one is (a value copied from the wrong row); None otherwise, and for a
+        written 0 (many quantities print it)."""
+        if _fraction(text) == 0:
+            return None
+        meta = self.derivation.meta(ref)
+        if meta.symbol in (None, "param"):
+            return None
+        if not self._places:  # (every named quantity by its name without its place, once per derivation)
+            for r in self.derivation.quantities():
+                m = self.derivation.meta(r)
+                self._places.setdefault((r.phase, m.symbol, m.block, m.head, m.norm), []).append(r)
+        for other in self._places.get((ref.phase, meta.symbol, meta.block, meta.head, meta.norm), ()):
+            m = self.derivation.meta(other)
+            if (m.position == meta.position) != (m.index == meta.index) \
+                    and _same(text, self.derivation.decimal(other, fmt).replace("\u2212", "-")):
+                return other
+        return None
 
     def follows(self, ref: Ref, text: str, fmt: Format) -> list[int]:
         """The lines of the reader's earlier values (right at the places they were written,

@@ -243,3 +243,15 @@ def test_a_value_whose_last_digit_is_undecided_is_not_judged_by_it(tmp_path, mon
     skipped = [v for v in verdicts if v.status == "not checked"]
     assert len(skipped) == 8 * 4 + 2 and all("derive printed undecided" in v.message for v in skipped)
     assert sum(v.status == "correct" for v in verdicts) > 20
+
+
+@pytest.mark.parametrize("line, other", [("z_roof = 1.463", "z_\u2423wall"), ("p(\u2423roof) = 0.141", "p(\u2423wall)"),
+                                         ("e^z_roof = 2.715", "e^z_\u2423sofa")])
+def test_a_value_copied_from_another_row_is_named(derivation, line, other):
+    """The seed's published logits table (step 10): z, e^z and p of ␣wall are 1.463, 4.318,
+    0.141, e^z of ␣sofa 2.715. A value copied from the wrong row was only "wrong: the exact
+    value is ..." (a trial's hand file); it names the quantity whose value it is."""
+    [v] = Checker(derivation).check_text(line)
+    assert v.status == "wrong" and f"is the value of {other}, not of " in v.message, v.message
+    [v] = Checker(derivation).check_text(line.replace(line.split("= ")[1], "0.777"))
+    assert v.status == "wrong" and "is the value of" not in v.message, v.message
