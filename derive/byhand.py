@@ -353,8 +353,9 @@ class ByHand:
         whole: the numbers a table prints as they are, by Ref, with that text (a given
             weight that fits the places plus :data:`~derive.rounding.GIVEN_EXTRA_PLACES`,
             ``-0.5``, ``0.484375``, and a sum of them, x_t = E[id] + P_t, ``0.5625``): the
-            reader takes a given one exactly, and none is worth a note (printed exactly,
-            it has no last digit to explain); another number, as ``printed`` rounds it.
+            reader takes them exactly, wherever else a table prints them rounded, and none
+            is worth a note (printed exactly, it has no last digit to explain); another
+            number, as ``printed`` rounds it.
         phase: the forward pass whose quantities this reader recomputes, ``before`` the SGD
             step (the default; also the step itself, phase ``updated``) or ``after`` it, where
             a weight is taken as the SGD step's table prints it after the step. Either reader
@@ -553,6 +554,9 @@ class ByHand:
         else:
             ref = Ref(self.phase, node_id)
             text = self.printed[ref] if strict else self.printed.get(ref)
+            whole = self.whole.get(ref)  # (a number printed whole somewhere, x_1 = 0.5625, is read whole where
+            if whole is not None and (not is_number(text) or printed_fraction(whole) != printed_fraction(text)):
+                text = whole  # the rounding elsewhere changed it: 0.563; -0.500 is -0.5 as printed)
         return None if text is None else text.replace("\u2212", "-")
 
     def _make_in_order(self, node_id: int) -> None:

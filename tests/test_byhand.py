@@ -632,11 +632,15 @@ def test_a_note_writes_every_minus_sign_one_way():
     assert negative and not any("\u2212" in n for n in notes)
 
 
-def test_a_sum_printed_whole_has_no_note(tmp_path):
+def test_a_sum_printed_whole_has_no_note_and_is_read_whole(tmp_path):
     """The seed with E[the] = (9/16, -5/16, 1/16, 1) (a trial's sixteenths): x_1 = E[the] +
     P_1 = E[the] is printed whole in the table of X (0.5625: given numbers are printed as
     they are), so there is no last digit to explain, yet each entry got a tie note ("which
-    gives 0.563"). Now X has no note."""
+    gives 0.563"); and the reader of h_1[1] = x_1[1] + attn_1[1] took x_1[1] as the 0.563
+    the residual's table prints, a number the page gives whole as 0.5625 (a trial's case:
+    notes that marked digits a reader with the page's own 0.5625 gets right). Now X has no
+    note, and the reader starts from 0.5625; a number whose rounding changes nothing
+    (x_5[1] = -0.5, printed -0.500 there) is read as that table prints it."""
     text = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
     old = "  [-0.5, -0.5,  0,    1  ],  # the"
     assert text.count(old) == 1
@@ -647,3 +651,6 @@ def test_a_sum_printed_whole_has_no_note(tmp_path):
     x = [r for r in table_refs(derivation.steps[2].tables[0]) if derivation.meta(r).label.startswith("x_1[")]
     assert [printer.number(r, True) for r in x] == ["0.5625", "-0.3125", "0.0625", "1.0"]
     assert printer.notes(x) == []
+    by_label = {derivation.meta(r).label: r for r in printer.text if r.phase == "before"}
+    assert printer.byhand.reading(by_label["h_1[1]"]).calculation.startswith("0.5625 + ")
+    assert printer.byhand.reading(by_label["h_5[1]"]).calculation.startswith("-0.500 ")
