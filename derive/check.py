@@ -575,21 +575,29 @@ class Checker:
         if len(claim.values) != len(entry.values):
             raise DeriveError(f"{claim.label} has {counted(len(claim.values), 'component')} but the cell gives "
                               f"{len(entry.values)}")
-        expected, exact, wrong = [], [], []
+        expected, exact, wrong, undecided = [], [], [], []
         for value, text in zip(claim.values, entry.values):
             places = decimal_places(text) or 0
             v = fmpq(value.numerator, value.denominator) if isinstance(value, Fraction) else value
             with ctx.workprec(READER_PREC):
                 rounded = format_value(v, self.fmt(places))
+                either = [rounded] if rounded is not None else _roundings(v, self.fmt(places))
             expected.append(rounded)
             exact.append(_show(Fraction(int(v.p), int(v.q)) if is_exact(v) else v))
-            if rounded is None or not _same(text, rounded.replace("\u2212", "-")):
-                wrong.append((text, rounded, exact[-1]))
+            if not any(_same(text, r.replace("\u2212", "-")) for r in either):
+                wrong.append((text, " or ".join(either) + ("" if rounded else " (derive cannot tell which)"),
+                              exact[-1]))
+            elif rounded is None:  # (the ball sits on a rounding boundary: either digit may be right)
+                undecided.append((text, " or ".join(either), exact[-1]))
         if wrong:
             message = "; ".join(f"{claim.label}: {t} is wrong: the exact value is {e}, which rounds to {r}"
-                                if r is not None else f"{claim.label}: {t}: the exact value is {e}, whose last digit "
-                                "derive cannot decide at these places" for t, r, e in wrong)
+                                for t, r, e in wrong)
             return Verdict(entry.line, entry.source, "wrong", message, claim.label, entry.values, expected, exact)
+        if undecided:
+            message = "; ".join(f"{claim.label}: not checked: {t}: the exact value {e} lies on a rounding boundary "
+                                f"at these places (or too near one to tell): it rounds to {r}, and derive does not "
+                                "guess which" for t, r, e in undecided)
+            return Verdict(entry.line, entry.source, "not checked", message, claim.label, entry.values, expected, exact)
         return Verdict(entry.line, entry.source, "correct", f"{claim.label}: correct", claim.label,
                        entry.values, expected, exact)
 
@@ -784,10 +792,7 @@ class Checker:
         """The texts a value whose last digit is undecided under ``fmt`` may round to: those
         of its certified ball's two ends (``0.062`` and ``0.063`` for a ball around the tie
         0.0625), at the highest precision the evaluation reaches."""
-        ball = self.derivation.value(ref, MAX_PREC)
-        ends = [format_value(end, fmt) for end in (ball.lower(), ball.upper())] if not is_exact(ball) else \
-            [format_value(ball, fmt)]
-        return list(dict.fromkeys(e.replace("\u2212", "-") for e in ends if e is not None))
+        return _roundings(self.derivation.value(ref, MAX_PREC), fmt)
 
     def _searched_value(self, ref: Ref, text: str, fmt: Format, step: tuple | None, places: int, label: str,
                         exact: str, expected: str) -> tuple:
@@ -1391,6 +1396,14 @@ def _forward_with(graph, values: Sequence[Value], overrides: dict[int, Value], t
     for i in changed:
         new[i] = graph.nodes[i].op.eval([new.get(p, values[p]) for p in graph.nodes[i].parents])
     return new.get(target, values[target])
+
+
+def _roundings(ball, fmt: Format) -> list[str]:
+    """The texts (ASCII minus) a value whose ball ``fmt`` cannot round may round to: those of
+    the ball's two ends (``0.062`` and ``0.063`` around the tie 0.0625)."""
+    ends = [format_value(end, fmt) for end in (ball.lower(), ball.upper())] if not is_exact(ball) else \
+        [format_value(ball, fmt)]
+    return list(dict.fromkeys(e.replace("\u2212", "-") for e in ends if e is not None))
 
 
 def _evaluate(node, fmt: Format):

@@ -94,7 +94,7 @@ def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, st
                 loose.append(previous_loose)
                 continue
             if k == 0 and "exact" in phrase and quantity is not None and _is_number(expr):
-                values.append(derivation.value(quantity))
+                values.append(_exact_value(derivation, quantity))
                 loose.append(False)
                 if not _cut_of(derivation, quantity, expr):
                     failures.append(f"{excerpt(mathread.show(expr))} is not the exact value's digits")
@@ -171,6 +171,13 @@ def _text(node) -> str:
     return ("-" + node.a.text) if isinstance(node, Neg) else node.text
 
 
+def _exact_value(derivation: Derivation, ref):
+    """The quantity's exact value: the rational the rounding's exact path found it to be
+    (a tie, 0.0625, which no ball decides), else its certified ball."""
+    rational = derivation.forms.known_rational(ref)
+    return fmpq(rational.numerator, rational.denominator) if rational is not None else derivation.value(ref)
+
+
 def _cut_of(derivation: Derivation, ref, node) -> bool:
     """``node`` (``-0.81648…``) is the quantity ``ref``'s exact value with its digits cut at
     the written places, the value evaluated at a higher precision until the cut is decided
@@ -179,7 +186,7 @@ def _cut_of(derivation: Derivation, ref, node) -> bool:
     places = decimal_places(_text(node))
     prec = READER_PREC
     while True:
-        value = derivation.value(ref, prec)
+        value = _exact_value(derivation, ref) if prec == READER_PREC else derivation.value(ref, prec)
         with ctx.workprec(max(prec, READER_PREC)):
             cut = format_value(value, Format(places=places or 0, mode="down"))
         if cut is not None:
