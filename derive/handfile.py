@@ -432,7 +432,7 @@ class _Reader:
             return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
         if _has_relation(stripped):
             stripped = _unmarked(stripped)
-            entries = [self.equation(part, i + 1, stripped, self.context, exact=stripped.startswith("\\"))
+            entries = [self.equation(part, i + 1, stripped, self.here, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
             if not any(map(_readable, entries)) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)

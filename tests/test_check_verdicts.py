@@ -300,3 +300,20 @@ def test_derives_own_page_of_ties_checks_clean(tmp_path):
     assert not [(v.line, v.message) for v in verdicts if v.status in ("wrong", "unreadable")]
     notes = [v for v in verdicts if v.source.lstrip().startswith("\u00b9 a_{16,1}:")]
     assert notes and all(v.status == "explained" for v in notes), [v.message for v in notes]
+
+
+def test_a_two_block_terminal_page_checks_clean(tmp_path):
+    """The seed with its block twice: the terminal page prints block 2's query line
+    (``q_5^(1) = [...]``) after tables titled "... (block 2)", with no heading of its own;
+    the checker read it in block 1 and called derive's own line wrong (a trial's two-block
+    case). A plain line takes the head and block of the table title above it."""
+    from documents import cli
+
+    text = (Path(__file__).resolve().parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    block = text[text.index("[[blocks]]"):]
+    path = tmp_path / "two.toml"
+    path.write_text(text + "\n" + block, encoding="utf-8")
+    page = cli("run", str(path), "--width", "200")
+    assert "(block 2)" in page and "q_5^(1) = " in page
+    verdicts = Checker(derive(load_case(str(path)))).check_text(page)
+    assert not [(v.line, v.message) for v in verdicts if v.status in ("wrong", "unreadable")]
