@@ -724,6 +724,16 @@ class _Reader:
                 raise self.fail("prompt.ids", _describe(ids),
                                 f"a non-empty list of ids from 0 to {len(pieces) - 1}")
             text = "".join(pieces[i] for i in ids).replace(SPACE, " ")
+            if "text" in prompt:  # (both: they must say the same)
+                from .rules.tokenize import tokenize
+                try:
+                    cut = tokenize(prompt["text"], pieces) if isinstance(prompt["text"], str) else None
+                except ValueError:
+                    cut = None
+                if cut != ids:
+                    raise self.fail("prompt.ids", f"is {_describe(ids)} but prompt.text {_describe(prompt['text'])} "
+                                    f"is {'the ids ' + _describe(cut) if cut is not None else 'no list of ids'}",
+                                    "prompt.text or prompt.ids alone, or the two the same prompt")
         else:
             text = self.get(prompt, "text", "prompt.")
             if not isinstance(text, str):
@@ -899,7 +909,9 @@ class _Reader:
             at = f"{where}[{k}]."
             if not isinstance(table, dict):
                 raise self.fail(f"{where}[{k}]", _describe(table), "a table with W_Q, W_K, W_V")
-            head = {"name": str(table["name"])} if "name" in table else {}
+            if "name" in table and not isinstance(table["name"], str):
+                raise self.fail(at + "name", f"{_describe(table['name'])} is not a string", "the head's name in quotes")
+            head = {"name": table["name"]} if "name" in table else {}
             head["W_Q"] = self.matrix(self.get(table, "W_Q", at, fields=HEAD_FIELDS), at + "W_Q", d, None)
             d_k = len(head["W_Q"][0])
             head["W_K"] = self.matrix(self.get(table, "W_K", at, fields=HEAD_FIELDS), at + "W_K", d, d_k)

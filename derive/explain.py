@@ -175,9 +175,11 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
         q = Fraction(int(reading.value.p), int(reading.value.q))
         under = {mode: (format_fraction(q, dataclasses.replace(fmt, mode=mode, minus="-")) or "?")
                  for mode in ("floor", "ceiling", "half-away", "half-even")}
+        rule = (f"so its last digit depends on the tie rule (half-away gives {under['half-away']}, half-even "
+                f"{under['half-even']})" if under["half-away"] != under["half-even"] else
+                f"which half-away and half-even both round to {under['half-away']}")
         head = (f"why: the reader's result {mine} lies exactly on the rounding boundary between {under['floor']} "
-                f"and {under['ceiling']}, so its last digit depends on the tie rule (half-away gives "
-                f"{under['half-away']}, half-even {under['half-even']}); ")
+                f"and {under['ceiling']}, {rule}; ")
         side = _side(exact, q)
         if side == "on":
             return head + (f"the exact value is {exact_text(q, (fmt.places or 0) + 2)} as well, on the boundary "

@@ -165,6 +165,14 @@ BAD_CASES = [
     ("w-q-beside-per-head-weights", edit("W_V = \"I\"\n", "W_V = \"I\"\nheads = [{W_Q = \"I\", W_K = \"I\", W_V = \"I\"}]\n"),
      "field blocks[1].W_Q", ["is given beside per-head weights (blocks[1].heads)",
                              "expected W_Q inside each [[blocks.heads]] table, or no [[blocks.heads]]"]),
+    # (a trial's: text and ids that disagree used the ids silently; a head named by a number was accepted)
+    ("prompt-text-and-ids-disagree", edit('text = "the cat climbed the"', 'text = "the cat climbed the"\nids = [1, 2]'),
+     "field prompt.ids", ["is [1, 2] but prompt.text 'the cat climbed the' is the ids [0, 2, 4, 5, 1]",
+                          "expected prompt.text or prompt.ids alone, or the two the same prompt"]),
+    ("head-name-a-number", drop(r"^W_Q = \[.*?^W_V = \"I\"\n",
+                                "heads = [{name = 3, W_Q = [[0, 0], [0, 1], [0, 0], [1, 0]], W_K = [[0, 0], [0, 1], "
+                                "[0, 0], [1, 0]], W_V = [[0, 0], [0, 1], [0, 0], [1, 0]]}]\n"),
+     "field blocks[1].heads[1].name", ["3 is not a string", "expected the head's name in quotes"]),
     ("trained-twice", edit('trained = ["E"]', 'trained = ["E", "W_Q", "E"]'),
      "field conventions.trained", ["names E twice", "expected each weight once"]),
     ("kv-heads-true", edit("[[blocks]]", "[[blocks]]\nkv_heads = true"),

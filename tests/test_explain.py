@@ -424,3 +424,20 @@ def test_a_weight_the_step_leaves_where_it_was_is_read_where_it_is_printed():
     listed = [x.strip() for x in lines if x.strip().startswith("(W_U)_{")]
     assert listed == ["(W_U)_{1,7} = -1/2  ~ -0.5  printed: \u22120.5", "(W_U)_{2,7} = 1  ~ 1  printed: 1.0",
                       "(W_U)_{3,7} = 0  ~ 0  printed: 0.0", "(W_U)_{4,7} = 1  ~ 1  printed: 1.0"], listed
+
+
+def test_a_tie_both_rules_round_alike_is_not_said_to_depend_on_the_rule(tmp_path):
+    """Sixteen equal tokens (tests/test_check_verdicts.py): p = 1/4, so (W_U)_{1,1} after
+    the step is 0.5625 - 0.1 (1/4) = 0.5375, on a tie, which half away from zero and half
+    to even both round to 0.538 (8 is even). explain said "its last digit depends on the
+    tie rule (half-away gives 0.538, half-even 0.538)" (a trial's case)."""
+    from test_check_verdicts import EQUAL_TOKENS
+
+    path = tmp_path / "eq16.toml"
+    path.write_text(EQUAL_TOKENS, encoding="utf-8")
+    out = run_cli("explain", str(path), "(W_U)_{1,1} after the step")
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "lies exactly on the rounding boundary between 0.537 and 0.538, which half-away and half-even both " \
+           "round to 0.538;" in said, said
+    assert "depends on the tie rule" not in said
