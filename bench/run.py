@@ -262,6 +262,8 @@ def worker(kind: str, args: list[str]) -> dict:
     if kind == "check-files":  # (written by a child: the parent's memory, which the measured processes start
         # from, stays small; Linux counts it in their peak)
         return {"files": {title: str(path) for title, path in check_files(args[0], int(args[1])).items()}}
+    if kind == "synthetic":  # (written by a child, as the check files are: 600 MB at d_model 768)
+        return {"path": write_synthetic(args[0], json.loads(args[1]), args[2] == "1")}
     if kind == "floor":
         shape, with_grad, repeats = json.loads(args[0]), args[1] == "1", int(args[2])
         params = random_params(shape)
@@ -536,12 +538,20 @@ def write_synthetic(folder: str, shape: dict, trained: bool) -> str | None:
                           trained=trained))
 
 
+def synthetic_case(measure: Measure, folder: str, shape: dict, trained: bool) -> str | None:
+    """:func:`write_synthetic` in a child process: writing the d_model 768 case takes this
+    process to about 600 MB, and every measured process started after would count that in
+    its peak (Linux keeps the peak resident set across exec: a refused check of 0.16 s read
+    623 MB); None when bench/synthetic.py is absent or the writing was stopped."""
+    return measure.worker("synthetic", folder, json.dumps(shape), "1" if trained else "0").get("path")
+
+
 def section_blocks(args, measure: Measure, folder: str) -> dict:
     """The one-block table; returns each column's (MACs, CPU seconds) points."""
     print(f"\n== one block: d_model {', '.join(map(str, args.sizes))}; d_mlp = 4 d_model, {TOKENS} tokens, "
           "vocabulary 32 ==", flush=True)
     first = block_shape(min(args.sizes))
-    small = write_synthetic(folder, first, True)
+    small = synthetic_case(measure, folder, first, True)
     if small is None:
         print("skipped: bench/synthetic.py (the synthetic cases) is not there")
         return {}
@@ -569,7 +579,7 @@ def section_blocks(args, measure: Measure, folder: str) -> dict:
             if key == "floor":
                 r = measure.worker("floor", json.dumps(shape), "1", "3")
             else:
-                path = write_synthetic(folder, shape, key == "grad")
+                path = synthetic_case(measure, folder, shape, key == "grad")
                 r = measure.worker("engine", path, "1", "activations")
                 shutil.rmtree(Path(path).parent)
             if "skipped" in r:
@@ -616,7 +626,7 @@ def section_gpt2(args, folder: str) -> None:
     floor = measure.worker("floor", json.dumps(shape), "0", "3")
     print(f"numpy float64 floor, forward: {secs(floor)}"
           + ("" if "skipped" in floor else f" ({floor['cpu'] / work * 1e9:.3g} ns per MAC)"))
-    path = write_synthetic(folder, shape, False)
+    path = synthetic_case(measure, folder, shape, False)
     if path is None:
         print("derive: skipped: bench/synthetic.py (the synthetic cases) is not there")
         return
