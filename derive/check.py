@@ -585,18 +585,17 @@ class Checker:
             expected.append(rounded)
             exact.append(_show(Fraction(int(v.p), int(v.q)) if is_exact(v) else v))
             if not any(_same(text, r.replace("\u2212", "-")) for r in either):
-                wrong.append((text, " or ".join(either) + ("" if rounded else " (derive cannot tell which)"),
-                              exact[-1]))
+                wrong.append(f"{claim.label}: {text} is wrong: " + (
+                    f"the exact value is {exact[-1]}, which rounds to {rounded}" if rounded is not None
+                    else _rounds_to_either(exact[-1], either)))
             elif rounded is None:  # (the ball sits on a rounding boundary: either digit may be right)
-                undecided.append((text, " or ".join(either), exact[-1]))
+                undecided.append(f"{claim.label}: not checked: {text}: "
+                                 + _on_boundary(exact[-1], either, "these places"))
         if wrong:
-            message = "; ".join(f"{claim.label}: {t} is wrong: the exact value is {e}, which rounds to {r}"
-                                for t, r, e in wrong)
-            return Verdict(entry.line, entry.source, "wrong", message, claim.label, entry.values, expected, exact)
+            return Verdict(entry.line, entry.source, "wrong", "; ".join(wrong), claim.label, entry.values, expected,
+                           exact)
         if undecided:
-            message = "; ".join(f"{claim.label}: not checked: {t}: the exact value {e} lies on a rounding boundary "
-                                f"at these places (or too near one to tell): it rounds to {r}, and derive does not "
-                                "guess which" for t, r, e in undecided)
+            message = "; ".join(undecided)
             return Verdict(entry.line, entry.source, "not checked", message, claim.label, entry.values, expected, exact)
         return Verdict(entry.line, entry.source, "correct", f"{claim.label}: correct", claim.label,
                        entry.values, expected, exact)
@@ -758,14 +757,11 @@ class Checker:
         if not is_number(expected):  # (no precision and no exact simplification decided the last digit)
             either = self.roundings(ref, fmt)
             if any(_same(text, r) for r in either):
-                self._settled[ref, text] = (
-                    "not checked", f"{label}: not checked: the exact value {exact} lies on a rounding boundary at "
-                    f"{places} places (or too near one to tell): it rounds to {' or '.join(either)}, and derive does "
-                    "not guess which", None, None, expected, exact)
+                self._settled[ref, text] = ("not checked", f"{label}: not checked: " + _on_boundary(
+                    exact, either, f"{places} places"), None, None, expected, exact)
             else:
-                self._settled[ref, text] = ("wrong", f"{label}: wrong: the exact value is {exact}, which rounds to "
-                                            f"{' or '.join(either)} (derive cannot tell which)", None, None, expected,
-                                            exact)
+                self._settled[ref, text] = ("wrong", f"{label}: wrong: " + _rounds_to_either(exact, either), None, None,
+                                            expected, exact)
             return self._settled[ref, text]
         reading = self.reading(ref, places)
         if _same(text, expected):  # correct and explained depend on the value alone, not on earlier lines
@@ -1404,6 +1400,18 @@ def _roundings(ball, fmt: Format) -> list[str]:
     ends = [format_value(end, fmt) for end in (ball.lower(), ball.upper())] if not is_exact(ball) else \
         [format_value(ball, fmt)]
     return list(dict.fromkeys(e.replace("\u2212", "-") for e in ends if e is not None))
+
+
+def _on_boundary(exact: str, either: list[str], places: str) -> str:
+    """Why a value whose last digit is undecided is not checked: its ``exact`` digits, the
+    roundings ``either`` (:func:`_roundings`) and the ``places`` (``3 places``)."""
+    return (f"the exact value {exact} lies on a rounding boundary at {places} (or too near one to tell): it rounds "
+            f"to {' or '.join(either)}, and derive does not guess which")
+
+
+def _rounds_to_either(exact: str, either: list[str]) -> str:
+    """What a value whose last digit is undecided rounds to, for a text that is neither."""
+    return f"the exact value is {exact}, which rounds to {' or '.join(either)} (derive cannot tell which)"
 
 
 def _evaluate(node, fmt: Format):
