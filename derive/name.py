@@ -112,10 +112,10 @@ def texttt(piece: str, target: str = "latex") -> str:
     """A vocabulary piece as ``\\texttt{...}``: TeX's special characters spelled (see
     ``TT_SPELLED``) and the space mark ␣ as ``\\textvisiblespace{}`` (``target``
     "latex", where a character T1 has no glyph for is ``[U+XXXX]``, :func:`t1_char`) or
-    ``{\\char"2423}`` (KaTeX, which sets any character)."""
-    if target != "latex":
-        return r"\texttt{" + "".join(r'{\char"2423}' if ch == SPACE else TT_SPELLED.get(ch, ch) for ch in piece) + "}"
-    return r"\texttt{" + "".join(r"\textvisiblespace{}" if ch == SPACE else TT_SPELLED.get(ch) or t1_char(ch)
+    ``{\\char"2423}`` (KaTeX, where every other character is written as it is)."""
+    latex = target == "latex"
+    space = r"\textvisiblespace{}" if latex else r'{\char"2423}'
+    return r"\texttt{" + "".join(space if ch == SPACE else TT_SPELLED.get(ch) or (t1_char(ch) if latex else ch)
                                  for ch in piece) + "}"
 
 
