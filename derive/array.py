@@ -35,6 +35,7 @@ from .kernels import MatMul
 
 
 ZERO, ONE_Q = fmpq(0), fmpq(1)  # (a Linear's coefficients are fmpq: exact, and made in C)
+DOT, DIV = Dot(), Div()  # (an operation without parameters is one object, which every node it makes shares)
 
 
 class Expr:
@@ -97,7 +98,7 @@ class Products(_Pending):
 
     def __init__(self, pairs: list[tuple[Expr, Expr]] | Callable[[], list[tuple[Expr, Expr]]]):
         self._pairs = pairs
-        self.op, self.done = Dot(), None
+        self.op, self.done = DOT, None
 
     @property
     def pairs(self) -> list[tuple[Expr, Expr]]:
@@ -235,7 +236,7 @@ class Array:
         """Elementwise quotient; a rational number scales (one Lin node)."""
         if not isinstance(other, Array):
             return self * (1 / Fraction(other))
-        return self._zip(other, lambda a, b: _Pending(Div(), [a, b]))
+        return self._zip(other, lambda a, b: _Pending(DIV, [a, b]))
 
     def __matmul__(self, W: Array) -> Array:
         """``out[t][c] = sum_k x[t][k] W[k][c]``: one Dot node per entry (T x n @ n x m)."""

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from .evaluate import MAX_PREC, START_PREC, Evaluator, gc_paused, progress
 from .exact import EXACT_PATH_SECONDS, EXACT_PATH_TOTAL, ExactForms
-from flint import ctx
+from flint import ctx, fmpq
 
 from .rounding import Format, format_balls, format_fraction, format_value, working_precision
 from .steps import Ref
+
+ZERO = fmpq(0)
 
 UNDECIDED = "undecided"
 EARLY_SECONDS = 0.25  # CPU time the exact path may spend on a quantity before the precision is raised
@@ -94,7 +96,8 @@ class Rounder:
         # large case). A ball as wide as the last digit only lacks precision: no SymPy for
         # it. (A tiny value that is not 0, as 1e-395 made of terms of 1e-132, is decided by
         # the precision; its simplification may take seconds and is given up early.)
-        texts = {i: format_value(values[i], fmt) for i in left}
+        zero = format_value(ZERO, fmt)  # (an exact 0's text, made once: crane's 6,048 masked weights)
+        texts = {i: zero if type(values[i]) is fmpq and not values[i] else format_value(values[i], fmt) for i in left}
         early = [i for i in left if texts[i] is None and first and _on_boundary(values[i], fmt)]
         early_texts = self._exact_rationals([pending[i] for i in early], fmt, EARLY_SECONDS, EARLY_TOTAL)
         for i, text in zip(early, early_texts):

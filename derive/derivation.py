@@ -26,7 +26,7 @@ from .evaluate import (MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, g
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
 from .graph import Div, Graph, Meta, to_fmpq
 from .rounding import Format
-from .steps import Ref, Step
+from .steps import Ref, Step, refs_of_ids
 
 if TYPE_CHECKING:  # (the exact forms' type; SymPy is loaded only when one is built)
     import sympy
@@ -157,14 +157,16 @@ class Derivation:
         loss alone)."""
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
             nodes = self.graph.nodes.items  # (the weights' entries are "param": not among the operations' ids)
-            named = [i for i in self.graph.operations() if nodes[i].meta.symbol and nodes[i].meta.symbol != "param"]
-            refs = [Ref("before", i) for i in named]
+            ids = self.graph.operations()
+            symbols = [nodes[i].meta.symbol for i in ids]
+            named = [i for i, symbol in zip(ids, symbols) if symbol and symbol != "param"]
+            refs = list(refs_of_ids("before", named))
             gradients = self.case.conventions.gradients
             if self.loss is not None and any(gradients is None or p in gradients for p in param_names(self.graph)):
                 if derivatives:
                     leaves = self.gradient_leaves()
-                    refs += [Ref("grad", i) for i in leaves] + [Ref("updated", i) for i in leaves]
-                refs += [Ref("after", i) for i in named if nodes[i].meta.symbol in ("z", "exp_z", "p", "L")]
+                    refs += [*refs_of_ids("grad", leaves), *refs_of_ids("updated", leaves)]
+                refs += [Ref("after", i) for i, symbol in zip(ids, symbols) if symbol in ("z", "exp_z", "p", "L")]
         return refs
 
 

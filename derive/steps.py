@@ -9,8 +9,9 @@ exact values itself with the run's :class:`~derive.rounding.Format`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NamedTuple, Union
 
 # How a document summarises a long table (derive latex/markdown/html, without --all-rows): a
@@ -64,6 +65,13 @@ class Ref(NamedTuple):
     id: int
 
 
+def refs_of_ids(phase: str, ids: Iterable[int]) -> Iterator[Ref]:
+    """``Ref(phase, i)`` for each id in turn, made in C (``tuple.__new__`` over the
+    pairs, as ``Ref._make`` makes one): a third of the time of calling Ref one by one
+    (crane's 46,000 quantities)."""
+    return map(tuple.__new__, repeat(Ref), zip(repeat(phase), ids))
+
+
 @dataclass
 class Vec:
     """A row vector of quantities, printed ``[a, b, c]``."""
@@ -96,8 +104,7 @@ class Refs(Sequence):
         return Ref(self.phase, self.ids[k])
 
     def __iter__(self):
-        phase = self.phase
-        return (Ref(phase, i) for i in self.ids)
+        return refs_of_ids(self.phase, self.ids)
 
     def __eq__(self, other) -> bool:
         return list(self) == (list(other) if isinstance(other, Sequence) else other)
