@@ -158,19 +158,66 @@ class Array:
             weight as one matrix (an array made from it, a slice or a transpose, does not).
     """
 
-    def __init__(self, graph: Graph, rows, product: tuple | None = None, weights: Weights | None = None):
+    def __init__(self, graph: Graph, rows, product: tuple | None = None, weights: Weights | None = None,
+                 op: Op | None = None):
         self.graph = graph
         self._given, self._rows = rows, None  # (the entries as expressions: made when first read)
         self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
         self.weights = weights
+        self.op = op  # (set: entry (t, c) is op of the node ids rows[t][c], a tuple, not yet in the graph)
 
     @property
     def rows(self) -> list[list[Expr | None]]:
         """The entries as expressions (a node id given is wrapped as :class:`Node`), made on
-        first read: a weight multiplied as one matrix never needs them."""
+        first read: a weight multiplied as one matrix never needs them, nor an elementwise
+        operation named whole (:meth:`_add_run`)."""
         if self._rows is None:
-            self._rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in self._given]
+            if self.op is not None:
+                op = self.op
+                self._rows = [[None if p is None else _Pending(op, [Node(i) for i in p]) for p in row]
+                              for row in self._given]
+            else:
+                self._rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in self._given]
         return self._rows
+
+    def _node_ids(self) -> list[list[int | None]] | None:
+        """The entries' node ids (None where masked) when every entry is a node given by its
+        id (a named array), else None."""
+        if self.op is not None:
+            return None
+        given = self._given
+        return given if all(type(e) is int or e is None for row in given for e in row) else None
+
+    def _elementwise(self, op: Op, other: Array | None = None) -> Array | None:
+        """``op`` of each entry (and of ``other``'s, broadcast as :meth:`_zip` does) as an
+        array that becomes one run of nodes when named (:meth:`_add_run`), or None unless
+        every operand is a node already (the entries are then expressions, one by one)."""
+        ids = self._node_ids()
+        if ids is None:
+            return None
+        if other is None:
+            return Array(self.graph, [[None if i is None else (i,) for i in row] for row in ids], op=op)
+        right = other._node_ids()
+        if right is None:
+            return None
+        (T, n), (T2, n2) = self.shape, other.shape
+        if T2 not in (1, T) or n2 not in (1, n):
+            raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
+        return Array(self.graph, [[None if i is None or (j := right[t if T2 > 1 else 0][c if n2 > 1 else 0]) is None
+                                   else (i, j) for c, i in enumerate(row)] for t, row in enumerate(ids)], op=op)
+
+    def _add_run(self, meta: Callable[[int, int], Meta] | None) -> list[list[int | None]]:
+        """Add the entries of an elementwise operation over nodes (``op`` set) as one run
+        (:meth:`Graph.add_entries`), in the order :meth:`named` adds entries one by one,
+        named ``meta(t, c)`` (scratch values when None); from then on the array is those
+        nodes. Returns their ids, None where masked."""
+        where = [(t, c) for t, row in enumerate(self._given) for c, p in enumerate(row) if p is not None]
+        parents = [p for row in self._given for p in row if p is not None]
+        out = [[None] * len(row) for row in self._given]
+        for (t, c), i in zip(where, self.graph.add_entries(self.op, parents, where, meta)):
+            out[t][c] = i
+        self._given, self.op = out, None
+        return out
 
     # ---------------------------------------------------------------- shape
     @property
@@ -184,13 +231,18 @@ class Array:
 
     def masked(self, keep: Callable[[int, int], bool]) -> Array:
         """The same array with entry (t, c) masked (None) where ``keep(t, c)`` is false (0-based)."""
+        lazy = self.op is not None and self._rows is None  # (an elementwise operation stays one)
         return Array(self.graph, [[e if keep(t, c) else None for c, e in enumerate(row)]
-                                  for t, row in enumerate(self.rows)], self.product)
+                                  for t, row in enumerate(self._given if lazy else self.rows)], self.product,
+                     op=self.op if lazy else None)
 
-    def filled(self, fill: Callable[[int, int], Expr | int]) -> Array:
-        """The masked entries replaced by ``fill(t, c)`` (an expression or a node id)."""
-        return Array(self.graph, [[fill(t, c) if e is None else e for c, e in enumerate(row)]
-                                  for t, row in enumerate(self.rows)])
+    def filled(self, value, meta: Callable[[int, int], Meta]) -> Array:
+        """The masked entries of a named array replaced by leaves of the exact ``value``, named
+        ``meta(t, c)``, added as one run (:meth:`Graph.add_entries`) in row-major order."""
+        ids = self.ids()
+        where = [(t, c) for t, row in enumerate(ids) for c, i in enumerate(row) if i is None]
+        leaves = iter(self.graph.add_entries(None, [()] * len(where), where, meta, leaf=to_fmpq(Fraction(value))))
+        return Array(self.graph, [[next(leaves) if i is None else i for i in row] for row in ids])
 
     @property
     def T(self) -> Array:
@@ -236,7 +288,8 @@ class Array:
         """Elementwise quotient; a rational number scales (one Lin node)."""
         if not isinstance(other, Array):
             return self * (1 / Fraction(other))
-        return self._zip(other, lambda a, b: _Pending(DIV, [a, b]))
+        run = self._elementwise(DIV, other)
+        return run if run is not None else self._zip(other, lambda a, b: _Pending(DIV, [a, b]))
 
     def __matmul__(self, W: Array) -> Array:
         """``out[t][c] = sum_k x[t][k] W[k][c]``: one Dot node per entry (T x n @ n x m)."""
@@ -265,7 +318,8 @@ class Array:
 
     def apply(self, op: Op) -> Array:
         """A scalar operation on every entry (GELU, exp, ...)."""
-        return self._map(lambda e: _Pending(op, [e]))
+        run = self._elementwise(op)
+        return run if run is not None else self._map(lambda e: _Pending(op, [e]))
 
     def sqrt(self) -> Array:
         """The square root of every entry."""
@@ -293,6 +347,8 @@ class Array:
         from the operands' ids (the same parents, without one call per term) and are
         recorded as one kernel."""
         graph, layout = self.graph, _product_layout(self)
+        if layout is None and self.op is not None and self._rows is None:
+            return self._add_run(meta)
         if layout is None:
             return [[None if e is None else e.node(graph, meta and meta(t, c)) for c, e in enumerate(row)]
                     for t, row in enumerate(self.rows)]

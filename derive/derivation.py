@@ -24,7 +24,7 @@ from .errors import CaseError, EvaluationError
 from .evaluate import (MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves,
                        param_names)
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
-from .graph import Div, Graph, Meta, to_fmpq
+from .graph import Div, Entries, Graph, Meta, to_fmpq
 from .rounding import Format
 from .steps import Ref, Step, refs_of_ids
 
@@ -158,7 +158,7 @@ class Derivation:
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
             nodes = self.graph.nodes.items  # (the weights' entries are "param": not among the operations' ids)
             ids = self.graph.operations()
-            symbols = [nodes[i].meta.symbol for i in ids]
+            symbols = [item.symbol if type(item) is Entries else item.meta.symbol for item in map(nodes.__getitem__, ids)]
             named = [i for i, symbol in zip(ids, symbols) if symbol and symbol != "param"]
             refs = list(refs_of_ids("before", named))
             gradients = self.case.conventions.gradients

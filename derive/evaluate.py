@@ -22,7 +22,7 @@ from itertools import repeat
 from flint import arb, ctx, fmpq
 
 from .errors import EvaluationError, NotDerived
-from .graph import Graph, NeedPrecision, Undefined, Value, Weights, as_arb, is_exact, is_zero
+from .graph import Entries, Entry, Graph, NeedPrecision, Undefined, Value, Weights, as_arb, is_exact, is_zero
 from .kernels import ZERO, Factor, plus, weight_factor
 from .steps import Ref
 
@@ -180,6 +180,8 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
                     None if needed is None else wanted)
 
     wanted = frozenset() if needed is None else frozenset(needed)
+    select = None if needed is None else wanted  # (the ids a run of entries computes: None, all)
+    one_by_one = 0  # (the entries of a run that raised, up to here, are evaluated one at a time)
     nodes = graph.nodes.items  # (a weight's entries are skipped below: the rest are Nodes)
     # (a pass of some nodes skips from one needed node, weight or product to the next)
     stops = None if needed is None else sorted([*needed, *weights, *groups])
@@ -203,16 +205,24 @@ def forward(graph: Graph, updated: LeafValues | None = None, kernels: bool = Tru
                 values[k] = exact[k]
             continue
         node = nodes[i]
-        if node.op is None:
-            values.append(others.get(i, node.leaf))
-            continue
-        if i in exact:
-            values.append(exact[i])
-            continue
+        run = type(node) is Entries  # (a run of one elementwise operation: its entries from i on, at once)
+        if run and i >= one_by_one:
+            try:
+                values += node.values(values, i, node.start + len(node), select, exact)
+                continue
+            except (Undefined, NeedPrecision):  # (then one at a time, below: the entry at fault raises, with its id)
+                one_by_one = node.start + len(node)
         try:
-            values.append(node.op.eval([values[p] for p in node.parents]))
+            if run:
+                values += node.values(values, i, i + 1, select, exact)
+            elif node.op is None:
+                values.append(others.get(i, node.leaf))
+            elif i in exact:
+                values.append(exact[i])
+            else:
+                values.append(node.op.eval([values[p] for p in node.parents]))
         except Undefined as exc:
-            raise Undefined(f"{node.meta.label}: {exc}", i) from None
+            raise Undefined(f"{graph.nodes[i].meta.label}: {exc}", i) from None
         except NeedPrecision:
             raise NeedPrecision(i / len(nodes), i, made()) from None
     return made()
@@ -252,6 +262,8 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
     below = output + 1  # (the ids from here up are done: a product is done whole at its last member met)
     for i in reversed(graph.ancestor_operations(output)):  # (no other node has an adjoint; a weight's entries
         node = items[i]                                     # are leaves: nothing to pass on)
+        if type(node) is Entries:
+            node = Entry(node, i - node.start)
         if i >= below:
             continue
         group = group_of.get(i)

@@ -12,12 +12,12 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from dataclasses import fields as data_fields
 from fractions import Fraction
 from functools import cached_property
-from itertools import chain
+from itertools import chain, repeat
 
 from flint import arb, ctx, fmpq, fmpq_mat, fmpz_mat
 
@@ -863,6 +863,86 @@ class WeightEntry:
         return labels[self.k]
 
 
+class Entries:
+    """A run of nodes that one elementwise operation makes over an array (a head's e^s,
+    its weights a = e^s / sum): node ``start + k`` is ``op`` applied to the node ids
+    ``parents[k]``, entry ``where[k]`` = (t, c) (0-based) of the array, named ``meta(t, c)``
+    (:meth:`Meta.entries`; a scratch value when ``meta`` is None). With ``op`` None the
+    entries are leaves, each of the exact value ``leaf`` (the weights a causal mask sets
+    to 0). The graph's list holds this record at each of its ids, and a read of one gives an
+    :class:`Entry` (as a weight's entries are :class:`WeightEntry` views): no Node and no
+    Meta is made per entry until something reads it, and a pass evaluates the run in one
+    comprehension (crane's attention is 25,000 such entries). ``symbol``: the entries' JSON
+    symbol (None for scratch values); ``metas``: the metadata made so far, by k (kept, so
+    that every read of an entry gets the same Meta)."""
+
+    __slots__ = ("op", "start", "parents", "where", "meta", "metas", "symbol", "leaf")
+
+    def __init__(self, op: Op | None, start: int, parents: list[tuple[int, ...]], where: list[tuple[int, int]],
+                 meta: Callable[[int, int], "Meta"] | None, leaf: fmpq | None = None):
+        self.op, self.start, self.parents, self.where, self.meta, self.leaf = op, start, parents, where, meta, leaf
+        self.metas: dict[int, Meta] = {}
+        self.symbol = None if meta is None or not where else self.meta_of(0).symbol
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def meta_of(self, k: int) -> "Meta":
+        """The metadata of entry k, made on first read."""
+        meta = self.metas.get(k)
+        if meta is None:
+            meta = self.metas[k] = Meta(None, "scratch") if self.meta is None else self.meta(*self.where[k])
+        return meta
+
+    def values(self, values: list[Value], lo: int, hi: int, wanted: Set[int] | None, exact: Mapping[int, fmpq]) \
+            -> list[Value | None]:
+        """The values of the ids ``lo`` to ``hi - 1`` (members) from the pass's ``values``
+        so far: each entry's operation on its parents' values (an exact rational given in
+        ``exact`` taken instead; None for an id outside ``wanted``, when given), as
+        :func:`derive.evaluate.forward` evaluates a node.
+
+        Raises:
+            NeedPrecision, Undefined: as the operation does, for some entry (which one:
+                evaluate them one at a time)."""
+        if self.op is None:
+            return [None if wanted is not None and i not in wanted else self.leaf for i in range(lo, hi)]
+        evaluate, start = self.op.eval, self.start
+        if wanted is None and not exact:
+            return [evaluate([values[p] for p in parents]) for parents in self.parents[lo - start:hi - start]]
+        return [None if wanted is not None and i not in wanted else exact[i] if i in exact else
+                evaluate([values[p] for p in self.parents[i - start]]) for i in range(lo, hi)]
+
+
+class Entry:
+    """Entry k of an :class:`Entries`: the graph's node for it, with a Node's fields
+    (``op``, ``parents``, ``meta``, ``leaf``) read from the run."""
+
+    __slots__ = ("entries", "k")
+
+    def __init__(self, entries: Entries, k: int):
+        self.entries, self.k = entries, k
+
+    @property
+    def op(self) -> Op | None:
+        """The run's operation (None: a leaf)."""
+        return self.entries.op
+
+    @property
+    def parents(self) -> tuple[int, ...]:
+        """The ids the entry's operation reads, in order."""
+        return self.entries.parents[self.k]
+
+    @property
+    def meta(self) -> "Meta":
+        """The entry's metadata (made on first read, then kept)."""
+        return self.entries.meta_of(self.k)
+
+    @property
+    def leaf(self) -> fmpq | None:
+        """A leaf entry's exact value (None for an operation's)."""
+        return self.entries.leaf
+
+
 class Operands(Sequence):
     """The parents of an entry of a matrix product ``x_t W (+ b)`` as
     :class:`Dot` takes them: x_t's n ids, (b_c,), column c of W's n ids, (1,), read from
@@ -947,11 +1027,15 @@ class Nodes(Sequence):
         item = self.items[i]
         if type(item) is Weights:
             return WeightEntry(item, (i if i >= 0 else i + len(self.items)) - item.start)
+        if type(item) is Entries:
+            return Entry(item, (i if i >= 0 else i + len(self.items)) - item.start)
         return item
 
     def __iter__(self):
         for i, item in enumerate(self.items):
-            yield WeightEntry(item, i - item.start) if type(item) is Weights else item
+            kind = type(item)
+            yield WeightEntry(item, i - item.start) if kind is Weights else Entry(item, i - item.start) \
+                if kind is Entries else item
 
     def append(self, node: "Node") -> None:
         """Add a node at the next id."""
@@ -960,6 +1044,10 @@ class Nodes(Sequence):
     def add_weights(self, w: Weights) -> None:
         """Give the ids from ``w.start`` to ``w``'s entries (``w.start`` is the next id)."""
         self.items += [w] * (w.rows * w.cols)
+
+    def add_entries(self, run: Entries) -> None:
+        """Give the ids from ``run.start`` to ``run``'s entries (``run.start`` is the next id)."""
+        self.items += [run] * len(run)
 
 
 @dataclass
@@ -1044,6 +1132,16 @@ class Graph:
             self._one = self.leaf(Fraction(1), Meta(None, "1"))
         return self._one
 
+    def add_entries(self, op: Op | None, parents: list[tuple[int, ...]], where: list[tuple[int, int]],
+                    meta: Callable[[int, int], Meta] | None, leaf: fmpq | None = None) -> range:
+        """Append the nodes of one elementwise operation over an array, entry k being ``op``
+        of ``parents[k]`` at (t, c) = ``where[k]``, named ``meta(t, c)`` (scratch values when
+        None), or leaves of value ``leaf`` when ``op`` is None, as one :class:`Entries`;
+        returns their ids."""
+        run = Entries(op, len(self.nodes), parents, where, meta, leaf)
+        self.nodes.add_entries(run)
+        return range(run.start, run.start + len(run))
+
     def scratch(self, op: Op, parents, label: str) -> int:
         """An unnamed intermediate (not exported)."""
         return self.add(op, parents, Meta(None, label))
@@ -1073,7 +1171,10 @@ class Graph:
         names are in the set but what they depend on is not (unless another path reaches
         it): a reader who takes those values from the page (:class:`derive.byhand.ByHand`)
         needs nothing behind them."""
-        return self._reached(node, stop, True)
+        reached = self._reached(node, stop, True)
+        if not stop:  # (its operations, which a pass or reverse mode for node visits: not searched for again)
+            self._ancestor_operations[node] = (len(self.nodes), [i for i in self.operations() if i in reached])
+        return reached
 
     def _reached(self, node: int | tuple[int, ...], stop: Set[int], columns: bool) -> set[int]:
         """:meth:`ancestors`; without ``columns``, leaving out the entries of a weight that
@@ -1141,7 +1242,14 @@ class Graph:
         starts = {w.start + c: w.start for w in self.weights for c in range(w.cols)}  # column c's first id
         items = self.nodes.items
         for i in reversed(self.operations()):  # backwards, so the first reader is written last
-            parents = items[i].parents
+            item = items[i]
+            if type(item) is Entries:  # (a run: all its entries at its last, their readers last first)
+                if i == item.start + len(item) - 1:
+                    read = list(chain.from_iterable(item.parents))
+                    readers = list(chain.from_iterable(map(repeat, range(item.start, i + 1), map(len, item.parents))))
+                    first.update(zip(reversed(read), reversed(readers)))
+                continue
+            parents = item.parents
             if type(parents) is Operands:
                 shared[id(parents.x)] = (i, parents.x)
                 if type(parents.w) is range and parents.w.start in starts:

@@ -269,8 +269,7 @@ def _head(graph: Graph, case: Case, block_no: int, h: int, q: Array, k: Array, v
     total = e.sum().named(lambda t, c: Meta.of(Name("sum_exp_s", position=t + 1), **tags))
     a = (e / total).masked(kept).named(entries("a", **tags))
     o = (a @ v).named(entries("o", written_head=h, **tags))
-    zero = entries("a", **tags)
-    a = a.filled(lambda t, c: graph.leaf(0, zero(t, c)))
+    a = a.filled(0, entries("a", **tags))
     return {"qk": qk.ids(), "s": scores.ids(), "exp_s": e.ids(), "a": a.ids(), "sum": total.column(),
             "o": o.ids(), "q": q.ids(), "k": k.ids(), "v": v.ids()}
 
