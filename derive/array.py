@@ -165,6 +165,7 @@ class Array:
         self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
         self.weights = weights
         self.op = op  # (set: entry (t, c) is op of the node ids rows[t][c], a tuple, not yet in the graph)
+        self.lazy_product = False  # (set by @: the entries of X @ W, True where not masked, not yet made)
 
     @property
     def rows(self) -> list[list[Expr | None]]:
@@ -176,6 +177,10 @@ class Array:
                 op = self.op
                 self._rows = [[None if p is None else _Pending(op, [Node(i) for i in p]) for p in row]
                               for row in self._given]
+            elif self.lazy_product:
+                X, W, _ = self.product
+                self._rows = [[None if e is None else Products(partial(_entry_pairs, x, W, c)) for c, e in enumerate(row)]
+                              for x, row in zip(X.rows, self._given)]
             else:
                 self._rows = [[e if e is None or isinstance(e, Expr) else Node(e) for e in row] for row in self._given]
         return self._rows
@@ -231,10 +236,12 @@ class Array:
 
     def masked(self, keep: Callable[[int, int], bool]) -> Array:
         """The same array with entry (t, c) masked (None) where ``keep(t, c)`` is false (0-based)."""
-        lazy = self.op is not None and self._rows is None  # (an elementwise operation stays one)
-        return Array(self.graph, [[e if keep(t, c) else None for c, e in enumerate(row)]
-                                  for t, row in enumerate(self._given if lazy else self.rows)], self.product,
-                     op=self.op if lazy else None)
+        lazy = (self.op is not None or self.lazy_product) and self._rows is None  # (its entries still not made)
+        out = Array(self.graph, [[e if keep(t, c) else None for c, e in enumerate(row)]
+                                 for t, row in enumerate(self._given if lazy else self.rows)], self.product,
+                    op=self.op if lazy else None)
+        out.lazy_product = lazy and self.lazy_product
+        return out
 
     def filled(self, value, meta: Callable[[int, int], Meta]) -> Array:
         """The masked entries of a named array replaced by leaves of the exact ``value``, named
@@ -296,6 +303,10 @@ class Array:
         n, m = W.shape
         if self.shape[1] != n:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
+        if self._node_ids() is not None and (W.weights is not None or W._node_ids() is not None):
+            out = Array(self.graph, [[True] * m for _ in range(self.shape[0])], product=(self, W, None))
+            out.lazy_product = True  # (operands in the graph: the entries are made only if read one by one)
+            return out
         return Array(self.graph, [[Products(partial(_entry_pairs, row, W, c)) for c in range(m)]
                                   for row in self.rows], product=(self, W, None))
 
@@ -354,16 +365,16 @@ class Array:
                     for t, row in enumerate(self.rows)]
         rows, cols, bias = layout[:3]
         masked_cols = [None in col for col in cols]
-        ids = []
-        for t, row in enumerate(self.rows):
-            out_row = []
+        one = () if bias is None else (graph.one(),)  # (added before the entries, if it is new: they stay contiguous)
+        parents, where, made = [], [], []
+        lazy = self.lazy_product and self._rows is None  # (no entry made: nothing to mark as added)
+        for t, row in enumerate(self._given if lazy else self.rows):
             x = rows[t]
             kept = [k for k, i in enumerate(x) if i is not None] if None in x else None
             if kept is not None:  # a masked operand's terms are left out (the row's ids, shared by its entries)
                 x = [x[k] for k in kept]
             for c, e in enumerate(row):
                 if e is None:
-                    out_row.append(None)
                     continue
                 # parents x_t, (b_c,) w_c, (1,): as Products lists its pairs, a term whose x or w is masked left out
                 w = cols[c]
@@ -373,11 +384,17 @@ class Array:
                     x_c, w = [rows[t][k] for k in both], [w[k] for k in both]
                 elif kept is not None:
                     w = [w[k] for k in kept]
-                b, one = ((), ()) if bias is None else ((bias[c],), (graph.one(),))
-                e.done = graph.add(e.op, Operands(x_c, b, w, one), meta(t, c) if meta else Meta(None, "scratch"))
-                out_row.append(e.done)
-            ids.append(out_row)
+                parents.append(Operands(x_c, () if bias is None else (bias[c],), w, one))
+                where.append((t, c))
+                made.append(e)
+        ids = [[None] * len(row) for row in self._given]
+        for (t, c), e, i in zip(where, made, graph.add_entries(DOT, parents, where, meta)):  # (one run: see _add_run)
+            ids[t][c] = i
+            if not lazy:
+                e.done = i
         _add_kernel(graph, layout, ids)
+        if lazy:  # (from now on the array is these nodes)
+            self._given, self.product, self.lazy_product = ids, None, False
         return ids
 
     def column(self) -> list[int]:
@@ -395,6 +412,9 @@ def _node_id(e: Expr | None) -> int | None:
 def _materialized(array: Array) -> list[list[int | None]] | None:
     """The node ids of an array whose entries are all in the graph (None where masked),
     else None."""
+    ids = array._node_ids()
+    if ids is not None:  # (a named array: its ids as given, with no expression made per entry)
+        return [row if type(row) is list else list(row) for row in ids]
     ids = [[_node_id(e) for e in row] for row in array.rows]
     for row, id_row in zip(array.rows, ids):
         for e, i in zip(row, id_row):
@@ -414,7 +434,8 @@ def _product_layout(array: Array) -> tuple | None:
     if array.product is None:
         return None
     X, W, b = array.product
-    if not all(e is None or (isinstance(e, Products) and e.done is None) for row in array.rows for e in row):
+    if not (array.lazy_product and array._rows is None) and \
+            not all(e is None or (isinstance(e, Products) and e.done is None) for row in array.rows for e in row):
         return None
     rows, bias = _materialized(X), None if b is None else _materialized(b)
     if rows is None or (b is not None and (bias is None or None in bias[0])):

@@ -1217,7 +1217,7 @@ class Graph:
             whole -= alone.keys()  # (an entry read one by one)
             weight_starts = [w.start for w in self.weights]
             for i in self.operations():  # a product's entry that no kernel computes reads its column itself
-                parents = self.nodes.items[i].parents
+                parents = self.nodes.items[i].parents  # (a run's entries: a kernel computes a product made as one)
                 if type(parents) is Operands and type(parents.w) is range:
                     k = bisect_right(starts, i) - 1
                     if k < 0 or i >= inside[k][1]:
@@ -1226,9 +1226,9 @@ class Graph:
         return self._read_whole[1]
 
     def first_readers(self) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
-        """The first node reading each node (the order in which a page meets the
-        weights): ``(by_id, by_weight, alone)``, by_id: for every node id some node reads
-        one by one, the id of the first such node; by_weight: for every weight some matrix
+        """The first node reading each weight entry (the order in which a page meets the
+        weights): ``(by_id, by_weight, alone)``, by_id: for every weight entry some node
+        reads one by one, the id of the first such node; by_weight: for every weight some matrix
         product reads as one matrix (:class:`Operands` whose column is a range of its
         ids), its ``start`` and the first such product's entry (not entry by entry: 2.4
         million at d_model 768); alone: for every weight one of whose entries some node
@@ -1241,33 +1241,52 @@ class Graph:
         shared: dict[int, tuple[int, list[int]]] = {}  # a row's or a column's id list: its first reader
         starts = {w.start + c: w.start for w in self.weights for c in range(w.cols)}  # column c's first id
         items = self.nodes.items
-        for i in reversed(self.operations()):  # backwards, so the first reader is written last
+        def products(entries: list[tuple[int, Operands]]) -> None:  # (entries of matrix products, last first)
+            shared.update({id(operands.x): (i, operands.x) for i, operands in entries})
+            columns = [type(operands.w) is range and operands.w.start in starts for _, operands in entries]
+            whole.update({starts[operands.w.start]: i for (i, operands), column in zip(entries, columns) if column})
+            shared.update({id(operands.w): (i, operands.w) for (i, operands), column in zip(entries, columns)
+                           if not column})
+            for i, operands in entries:
+                if operands.b or operands.one:
+                    first.update(dict.fromkeys(operands.b + operands.one, i))
+
+        ops = self.operations()
+        k = len(ops) - 1
+        while k >= 0:  # backwards, so the first reader is written last
+            i = ops[k]
             item = items[i]
-            if type(item) is Entries:  # (a run: all its entries at its last, their readers last first)
-                if i == item.start + len(item) - 1:
+            if type(item) is Entries:  # (a run, whole, from its last entry: its ids are contiguous)
+                if type(item.parents[0]) is Operands:
+                    products(list(zip(range(i, item.start - 1, -1), reversed(item.parents))))
+                else:
                     read = list(chain.from_iterable(item.parents))
                     readers = list(chain.from_iterable(map(repeat, range(item.start, i + 1), map(len, item.parents))))
                     first.update(zip(reversed(read), reversed(readers)))
+                k -= i + 1 - item.start
                 continue
-            parents = item.parents
-            if type(parents) is Operands:
-                shared[id(parents.x)] = (i, parents.x)
-                if type(parents.w) is range and parents.w.start in starts:
-                    whole[starts[parents.w.start]] = i
-                else:
-                    shared[id(parents.w)] = (i, parents.w)
-                first.update(dict.fromkeys(parents.b + parents.one, i))
+            if type(item.parents) is Operands:
+                products([(i, item.parents)])
             else:
-                first.update(dict.fromkeys(parents, i))
-        for i, part in shared.values():
-            for p in part:
-                if first.get(p, i + 1) > i:
-                    first[p] = i
+                first.update(dict.fromkeys(item.parents, i))
+            k -= 1
+        weight = bytearray(len(items))  # (1 at a weight's entry)
+        for w in self.weights:
+            weight[w.start:w.start + w.rows * w.cols] = b"\x01" * (w.rows * w.cols)
+        read_in_lists: dict[int, int] = {}  # (each id of a row or column: its first reader, in C, last first)
+        for i, part in sorted(shared.values(), key=lambda item: item[0], reverse=True):
+            if any(map(weight.__getitem__, part)):  # (a row or column of activations: no weight entry to find)
+                read_in_lists.update(dict.fromkeys(part, i))
+        for p in read_in_lists.keys() & first.keys():  # (read both ways: the first of the two)
+            read_in_lists[p] = min(read_in_lists[p], first[p])
+        first.update(read_in_lists)
         ids = sorted(first)  # (the weights' entries read one by one, found per weight by bisection)
-        alone = {}
+        by_id, alone = {}, {}
         for w in self.weights:
             found = ids[bisect_left(ids, w.start):bisect_left(ids, w.start + w.rows * w.cols)]
             if found:
-                alone[w.start] = min(map(first.__getitem__, found))
-        self._first = (len(self.nodes), (first, whole, alone))
-        return first, whole, alone
+                readers = list(map(first.__getitem__, found))
+                by_id.update(zip(found, readers))
+                alone[w.start] = min(readers)
+        self._first = (len(self.nodes), (by_id, whole, alone))
+        return by_id, whole, alone
