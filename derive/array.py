@@ -166,6 +166,14 @@ class Array:
         self.weights = weights
         self.op = op  # (set: entry (t, c) is op of the node ids rows[t][c], a tuple, not yet in the graph)
         self.lazy_product = False  # (set by @: the entries of X @ W, True where not masked, not yet made)
+        self._all_ids: bool | None = None  # (whether rows are all node ids: found once, see _node_ids)
+
+    @classmethod
+    def of_ids(cls, graph: Graph, ids: list[list[int | None]]) -> Array:
+        """The array of the nodes ``ids`` (T rows of node ids, None where masked)."""
+        out = cls(graph, ids)
+        out._all_ids = True
+        return out
 
     @property
     def rows(self) -> list[list[Expr | None]]:
@@ -188,10 +196,11 @@ class Array:
     def _node_ids(self) -> list[list[int | None]] | None:
         """The entries' node ids (None where masked) when every entry is a node given by its
         id (a named array), else None."""
-        if self.op is not None:
+        if self.op is not None or self.lazy_product:
             return None
-        given = self._given
-        return given if all(type(e) is int or e is None for row in given for e in row) else None
+        if self._all_ids is None:
+            self._all_ids = all(type(e) is int or e is None for row in self._given for e in row)
+        return self._given if self._all_ids else None
 
     def _elementwise(self, op: Op, other: Array | None = None) -> Array | None:
         """``op`` of each entry (and of ``other``'s, broadcast as :meth:`_zip` does) as an
@@ -221,7 +230,7 @@ class Array:
         out = [[None] * len(row) for row in self._given]
         for (t, c), i in zip(where, self.graph.add_entries(self.op, parents, where, meta)):
             out[t][c] = i
-        self._given, self.op = out, None
+        self._given, self.op, self._all_ids = out, None, True
         return out
 
     # ---------------------------------------------------------------- shape
@@ -254,10 +263,16 @@ class Array:
     @property
     def T(self) -> Array:
         """The transpose (n x T)."""
+        ids = self._node_ids()
+        if ids is not None:
+            return Array.of_ids(self.graph, [list(col) for col in zip(*ids)])
         return Array(self.graph, [list(col) for col in zip(*self.rows)])
 
     def cols(self, columns) -> Array:
         """The columns ``columns`` (0-based indices), in that order: a head's slice of Q."""
+        ids = self._node_ids()
+        if ids is not None:
+            return Array.of_ids(self.graph, [[row[c] for c in columns] for row in ids])
         return Array(self.graph, [[row[c] for c in columns] for row in self.rows])
 
     def _zip(self, other, f: Callable[[Expr, Expr], Expr]) -> Array:
@@ -345,7 +360,7 @@ class Array:
         """Add every entry to the graph as a named quantity, ``meta(t, c)`` (0-based), row
         by row; masked entries stay masked. A matrix product ``X W (+ b)`` is also recorded
         as one kernel (see :func:`_product_layout`)."""
-        return Array(self.graph, self._nodes(meta))
+        return Array.of_ids(self.graph, self._nodes(meta))
 
     def ids(self) -> list[list[int | None]]:
         """The node ids (entries not yet in the graph are added as scratch values, a matrix
@@ -394,7 +409,7 @@ class Array:
                 e.done = i
         _add_kernel(graph, layout, ids)
         if lazy:  # (from now on the array is these nodes)
-            self._given, self.product, self.lazy_product = ids, None, False
+            self._given, self.product, self.lazy_product, self._all_ids = ids, None, False, True
         return ids
 
     def column(self) -> list[int]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from . import registry
@@ -24,7 +25,7 @@ from .errors import CaseError, EvaluationError
 from .evaluate import (MAX_PREC, START_PREC, Evaluation, Evaluator, Undefined, gc_paused, gradient_leaves,
                        param_names)
 from .exact import CLOSED_FORM_SIZE, EXACT_PATH_SIZE, ExactForms
-from .graph import Div, Entries, Graph, Meta, to_fmpq
+from .graph import Div, Graph, Meta, to_fmpq
 from .rounding import Format
 from .steps import Ref, Step, refs_of_ids
 
@@ -156,17 +157,15 @@ class Derivation:
         alone), then the forward pass after the step (none when no weight has one: the
         loss alone)."""
         with gc_paused():  # (a ref per quantity, all kept: a wide block's 457,667 set off full collections)
-            nodes = self.graph.nodes.items  # (the weights' entries are "param": not among the operations' ids)
-            ids = self.graph.operations()
-            symbols = [item.symbol if type(item) is Entries else item.meta.symbol for item in map(nodes.__getitem__, ids)]
-            named = [i for i, symbol in zip(ids, symbols) if symbol and symbol != "param"]
-            refs = list(refs_of_ids("before", named))
+            ids, symbols = self.graph.symbols()  # (the weights' entries are "param": not among the operations)
+            named = {symbol: bool(symbol) and symbol != "param" for symbol in set(symbols)}
+            refs = list(refs_of_ids("before", compress(ids, map(named.__getitem__, symbols))))
             gradients = self.case.conventions.gradients
             if self.loss is not None and any(gradients is None or p in gradients for p in param_names(self.graph)):
                 if derivatives:
                     leaves = self.gradient_leaves()
                     refs += [*refs_of_ids("grad", leaves), *refs_of_ids("updated", leaves)]
-                refs += [Ref("after", i) for i, symbol in zip(ids, symbols) if symbol in ("z", "exp_z", "p", "L")]
+                refs += refs_of_ids("after", compress(ids, map({"z", "exp_z", "p", "L"}.__contains__, symbols)))
         return refs
 
 

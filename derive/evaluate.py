@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import repeat
+from itertools import groupby, repeat
+from operator import is_, itemgetter
 
 from flint import arb, ctx, fmpq
 
@@ -515,13 +516,15 @@ class Evaluator:
         ev = self.evaluation(prec)
         tables = {"before": ev.before.values.__getitem__, "grad": _reader(ev.grads), "updated": _reader(ev.updated),
                   "after": None if ev.after is None else ev.after.values.__getitem__}
-        for ref in refs:
-            phase, i = ref
+        for phase, group in groupby(refs, key=itemgetter(0)):  # (a phase's refs at once, read in C)
+            group = list(group)
             try:
-                value = tables[phase](i)
+                found = list(map(tables[phase], map(itemgetter(1), group)))
             except (LookupError, TypeError):  # (TypeError: no pass after the step)
-                value = self.value(ref, prec)
-            yield self.value(ref, prec) if value is None else value
+                found = [None] * len(group)
+            if any(map(is_, found, repeat(None))):  # (each missing value as value() gives it, or its error)
+                found = [self.value(ref, prec) if value is None else value for ref, value in zip(group, found)]
+            yield from found
 
 
 def _reader(values: LeafValues | dict[int, Value]) -> Callable[[int], Value]:

@@ -1155,6 +1155,21 @@ class Graph:
             at = w.start + w.rows * w.cols
         return ids + list(range(at, len(self.nodes)))
 
+    def symbols(self) -> tuple[list[int], list[str | None]]:
+        """:meth:`operations` and the JSON symbol of each (None for a scratch value), a
+        run's read once for all its entries."""
+        ids, items, symbols = self.operations(), self.nodes.items, []
+        k = 0
+        while k < len(ids):
+            item = items[ids[k]]
+            if type(item) is Entries:  # (met at its first entry: its ids are contiguous)
+                symbols += repeat(item.symbol, len(item))
+                k += len(item)
+            else:
+                symbols.append(item.meta.symbol)
+                k += 1
+        return ids, symbols
+
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
         ids = list(chain.from_iterable(range(w.start, w.start + w.rows * w.cols) for w in self.weights))
@@ -1200,7 +1215,12 @@ class Graph:
         wide model's millions of weight entries are neither kept nor visited)."""
         known = self._ancestor_operations.get(node)
         if known is None or known[0] != len(self.nodes):
-            reached = self._reached(node, frozenset(), False)
+            # (a node of the tuple whose ancestors are known already, L among what the page prints after the
+            # step: the search stops at them, every one of whose own ancestors is among them)
+            behind = next((self._ancestor_operations[i][1] for i in (node if type(node) is tuple else ())
+                           if self._ancestor_operations.get(i, (None,))[0] == len(self.nodes)), [])
+            stop = set(behind)
+            reached = self._reached(node, stop, False) | stop
             known = self._ancestor_operations[node] = (len(self.nodes), [i for i in self.operations() if i in reached])
         return known[1]
 
