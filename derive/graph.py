@@ -12,7 +12,7 @@ how it is written as a SymPy expression, and how its definition is printed as pl
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from dataclasses import fields as data_fields
 from fractions import Fraction
@@ -201,13 +201,14 @@ class Div(Op):
 
     def eval(self, args):
         a, b = args
-        if is_zero(b):
-            raise Undefined("division by zero")
-        if not is_exact(b) and b.contains(0):
+        if type(b) is fmpq:  # (is_exact and is_zero inlined: crane divides 12,500 times a pass)
+            if not b:
+                raise Undefined("division by zero")
+        elif b.contains(0):
             raise NeedPrecision
         if a is b:  # e^s / (a sum of that one e^s): the first row of a causal head is exactly 1
             return fmpq(1)
-        return fmpq(0) if is_zero(a) else a / b
+        return fmpq(0) if type(a) is fmpq and not a else a / b
 
     def partials(self, args, out):
         a, b = args
@@ -258,9 +259,9 @@ class _Unary(Op):
 
     def eval(self, args):
         (a,) = args
-        if is_zero(a):
-            return self.zero_value
-        return self.ball(as_arb(a))
+        if type(a) is fmpq:  # (is_zero and as_arb inlined)
+            return self.ball(arb(a)) if a else self.zero_value
+        return self.ball(a)
 
     def ball(self, x: arb) -> arb:
         raise NotImplementedError
@@ -1158,17 +1159,23 @@ class Graph:
     def symbols(self) -> tuple[list[int], list[str | None]]:
         """:meth:`operations` and the JSON symbol of each (None for a scratch value), a
         run's read once for all its entries."""
-        ids, items, symbols = self.operations(), self.nodes.items, []
+        symbols = []
+        for _, item in self._walk():
+            if type(item) is Entries:
+                symbols += repeat(item.symbol, len(item))
+            else:
+                symbols.append(item.meta.symbol)
+        return self.operations(), symbols
+
+    def _walk(self) -> Iterator[tuple[int, "Node | Entries"]]:
+        """``(id, node)`` for each of :meth:`operations` in order, a run once, ``(its first
+        id, the run)`` (its ids are contiguous)."""
+        ids, items = self.operations(), self.nodes.items
         k = 0
         while k < len(ids):
             item = items[ids[k]]
-            if type(item) is Entries:  # (met at its first entry: its ids are contiguous)
-                symbols += repeat(item.symbol, len(item))
-                k += len(item)
-            else:
-                symbols.append(item.meta.symbol)
-                k += 1
-        return ids, symbols
+            yield ids[k], item
+            k += len(item) if type(item) is Entries else 1
 
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
@@ -1236,8 +1243,8 @@ class Graph:
             _, _, alone = self.first_readers()
             whole -= alone.keys()  # (an entry read one by one)
             weight_starts = [w.start for w in self.weights]
-            for i in self.operations():  # a product's entry that no kernel computes reads its column itself
-                parents = self.nodes.items[i].parents  # (a run's entries: a kernel computes a product made as one)
+            for i, node in self._walk():  # a product's entry that no kernel computes reads its column itself
+                parents = node.parents  # (a run's: a list; a kernel computes a product whose entries are a run)
                 if type(parents) is Operands and type(parents.w) is range:
                     k = bisect_right(starts, i) - 1
                     if k < 0 or i >= inside[k][1]:
