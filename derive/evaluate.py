@@ -262,11 +262,9 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
     items = graph.nodes.items
     below = output + 1  # (the ids from here up are done: a product is done whole at its last member met)
     for i in reversed(graph.ancestor_operations(output)):  # (no other node has an adjoint; a weight's entries
-        node = items[i]                                     # are leaves: nothing to pass on)
-        if type(node) is Entries:
-            node = Entry(node, i - node.start)
-        if i >= below:
+        if i >= below:                                      # are leaves: nothing to pass on)
             continue
+        node = items[i]
         group = group_of.get(i)
         if group is not None:
             below = group.start
@@ -278,6 +276,8 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
                 for w, dW in matrices:
                     whole[w] = dW if w not in whole else whole[w].plus(dW)
             continue
+        if type(node) is Entries:
+            node = Entry(node, i - node.start)
         g = adjoint.pop(i, None) if node.op is not None else adjoint.get(i)
         if g is None or node.op is None or is_zero(g):
             continue

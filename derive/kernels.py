@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain, compress
 
 from flint import arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
@@ -160,8 +162,8 @@ class Factor:
                 self._live = [True] * (self.rows * self.cols)
             elif self.kind == "exact":
                 self._live = list(map(bool, self.flat))  # (fmpq's truth in C: no Python step per entry)
-            else:
-                self._live = [b or v != 0 for v, b in zip(self.flat, self.balls)]
+            else:  # (an entry that is no ball is an fmpq: its truth, in C)
+                self._live = [b or bool(v) for v, b in zip(self.flat, self.balls)]
         return self._live
 
     def live_rows(self) -> list[bool]:
@@ -519,13 +521,22 @@ class MatMul:
         if self.bias is not None:
             b = [values[i] for i in self.bias]
             Y = {t: list(map(plus, row, b)) for t, row in Y.items()}
+        if rows is None:  # (every row: Y's entries in order, the masked ones left out)
+            return list(compress(chain.from_iterable(Y[t] for t in kept), self._unmasked))
         return [Y[t][c] if t in Y else None for t, row in enumerate(self.members) for c, i in enumerate(row)
                 if i is not None]
+
+    @cached_property
+    def _unmasked(self) -> list[bool]:
+        """Whether each entry of Y, row-major, is a member (not masked)."""
+        return [i is not None for row in self.members for i in row]
 
     def _left(self, values: list[Value], kept: Sequence[int] | None = None) -> Factor:
         """X (T x n, or the rows ``kept`` of it) as values, an exact 0 for a masked operand."""
         rows = self.rows if kept is None else [self.rows[t] for t in kept]
-        return Factor.of_rows([[ZERO if i is None else values[i] for i in row] for row in rows], len(self.cols[0]))
+        read = values.__getitem__
+        return Factor.of_rows([list(map(read, row)) if None not in row else [ZERO if i is None else values[i] for i in row]
+                               for row in rows], len(self.cols[0]))
 
     def _right(self, values: list[Value], factor_of) -> Factor:
         """W (n x m) as values (the weight's own factor when it is one)."""
