@@ -1203,9 +1203,14 @@ class Graph:
         a matrix product reads as a column (a range of its ids: 7 million at d_model 768)."""
         todo = list(node) if type(node) is tuple else [node]
         seen, shared = set(todo), set()
+        items = self.nodes.items
         while todo:
             fresh = set()
-            for part in _parts(self.nodes[todo.pop()].parents, shared):
+            i = todo.pop()
+            item = items[i]  # (a node's parents, read without a view: a run's entry's, a weight's entry's none)
+            kind = type(item)
+            parents = item.parents if kind is Node else item.parents[i - item.start] if kind is Entries else ()
+            for part in _parts(parents, shared):
                 if type(part) is range:  # a weight's column: leaves, with no parents to visit
                     if columns:
                         seen.update(part)
