@@ -36,6 +36,7 @@ from .kernels import MatMul
 
 ZERO, ONE_Q = fmpq(0), fmpq(1)  # (a Linear's coefficients are fmpq: exact, and made in C)
 DOT, DIV = Dot(), Div()  # (an operation without parameters is one object, which every node it makes shares)
+ADD, SUBTRACT = Lin([ONE_Q, ONE_Q]), Lin([ONE_Q, -ONE_Q])  # (a + b and a - b as Linear writes them: one Lin each)
 
 
 class Expr:
@@ -167,6 +168,7 @@ class Array:
         self.op = op  # (set: entry (t, c) is op of the node ids rows[t][c], a tuple, not yet in the graph)
         self.lazy_product = False  # (set by @: the entries of X @ W, True where not masked, not yet made)
         self._all_ids: bool | None = None  # (whether rows are all node ids: found once, see _node_ids)
+        self._expression: Callable | None = None  # (with op: an entry as an expression, see _elementwise)
 
     @classmethod
     def of_ids(cls, graph: Graph, ids: list[list[int | None]]) -> Array:
@@ -182,9 +184,9 @@ class Array:
         operation named whole (:meth:`_add_run`)."""
         if self._rows is None:
             if self.op is not None:
-                op = self.op
-                self._rows = [[None if p is None else _Pending(op, [Node(i) for i in p]) for p in row]
-                              for row in self._given]
+                op, expression = self.op, self._expression
+                self._rows = [[None if p is None else expression([Node(i) for i in p]) if expression else
+                               _Pending(op, [Node(i) for i in p]) for p in row] for row in self._given]
             elif self.lazy_product:
                 X, W, _ = self.product
                 self._rows = [[None if e is None else Products(partial(_entry_pairs, x, W, c)) for c, e in enumerate(row)]
@@ -202,23 +204,29 @@ class Array:
             self._all_ids = all(type(e) is int or e is None for row in self._given for e in row)
         return self._given if self._all_ids else None
 
-    def _elementwise(self, op: Op, other: Array | None = None) -> Array | None:
+    def _elementwise(self, op: Op, other: Array | None = None, expression: Callable | None = None) -> Array | None:
         """``op`` of each entry (and of ``other``'s, broadcast as :meth:`_zip` does) as an
         array that becomes one run of nodes when named (:meth:`_add_run`), or None unless
-        every operand is a node already (the entries are then expressions, one by one)."""
+        every operand is a node already (the entries are then expressions, one by one).
+        ``expression(args)``: the entry as an expression over its operands (:class:`Node`),
+        should it be read one by one (default ``_Pending(op, args)``; a sum is a
+        :class:`Linear`, which later linear operations fuse into)."""
         ids = self._node_ids()
         if ids is None:
             return None
         if other is None:
-            return Array(self.graph, [[None if i is None else (i,) for i in row] for row in ids], op=op)
-        right = other._node_ids()
-        if right is None:
-            return None
-        (T, n), (T2, n2) = self.shape, other.shape
-        if T2 not in (1, T) or n2 not in (1, n):
-            raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
-        return Array(self.graph, [[None if i is None or (j := right[t if T2 > 1 else 0][c if n2 > 1 else 0]) is None
-                                   else (i, j) for c, i in enumerate(row)] for t, row in enumerate(ids)], op=op)
+            out = Array(self.graph, [[None if i is None else (i,) for i in row] for row in ids], op=op)
+        else:
+            right = other._node_ids()
+            if right is None:
+                return None
+            (T, n), (T2, n2) = self.shape, other.shape
+            if T2 not in (1, T) or n2 not in (1, n):
+                raise ValueError(f"shapes {T} x {n} and {T2} x {n2} do not broadcast")
+            out = Array(self.graph, [[None if i is None or (j := right[t if T2 > 1 else 0][c if n2 > 1 else 0]) is None
+                                      else (i, j) for c, i in enumerate(row)] for t, row in enumerate(ids)], op=op)
+        out._expression = expression
+        return out
 
     def _add_run(self, meta: Callable[[int, int], Meta] | None) -> list[list[int | None]]:
         """Add the entries of an elementwise operation over nodes (``op`` set) as one run
@@ -250,6 +258,7 @@ class Array:
                                  for t, row in enumerate(self._given if lazy else self.rows)], self.product,
                     op=self.op if lazy else None)
         out.lazy_product = lazy and self.lazy_product
+        out._expression = self._expression if lazy else None
         return out
 
     def filled(self, value, meta: Callable[[int, int], Meta]) -> Array:
@@ -288,6 +297,9 @@ class Array:
 
     # ---------------------------------------------------------------- arithmetic
     def __add__(self, other) -> Array:
+        run = self._elementwise(ADD, other, lambda args: _add(*args)) if isinstance(other, Array) else None
+        if run is not None:  # (a residual sum: nodes plus nodes)
+            return run
         out = self._zip(other, _add)
         if self.product is not None and self.product[2] is None and isinstance(other, Array) \
                 and other.shape == (1, self.shape[1]):
@@ -295,7 +307,8 @@ class Array:
         return out
 
     def __sub__(self, other) -> Array:
-        return self._zip(other, lambda a, b: _add(a, b, -1))
+        run = self._elementwise(SUBTRACT, other, lambda args: _add(*args, -1)) if isinstance(other, Array) else None
+        return run if run is not None else self._zip(other, lambda a, b: _add(a, b, -1))
 
     def __mul__(self, other) -> Array:
         """Elementwise product; a rational number scales (one Lin node)."""

@@ -31,7 +31,7 @@ CASES = sorted(name for name in bundled_cases() if name != "crane")  # (crane: t
 
 def _entry_by_entry(monkeypatch) -> None:
     """Build graphs as before runs: every elementwise operation entry by entry."""
-    monkeypatch.setattr(Array, "_elementwise", lambda self, op, other=None: None)
+    monkeypatch.setattr(Array, "_elementwise", lambda self, op, other=None, expression=None: None)
 
 
 def _node(graph: Graph, i: int) -> tuple:
@@ -116,3 +116,20 @@ def test_masked_attention_weights_are_leaves_of_zero():
         node = graph.nodes[i]
         assert node.leaf == 0 and node.parents == () and node.meta.index > node.meta.position
         assert dv.decimal(Ref("before", i), dv.display_format) == "0.000"
+
+
+def test_a_sum_read_entry_by_entry_still_fuses_into_one_linear_node():
+    """x + y becomes a run only when it is named as it is; read further, each entry is the
+    Linear expression it always was: (x + y) 2 - x is one Lin node 2x + 2y - x."""
+    graph = Graph()
+    x = leaves(graph, [[Fraction(1), Fraction(2)]], _named("x"))
+    y = leaves(graph, [[Fraction(3), Fraction(5)]], _named("y"))
+    z = ((x + y) * 2 - x).named(_named("z"))
+    node = graph.nodes[z.ids()[0][1]]
+    assert [int(c) for c in node.op.coeffs] == [2, 2, -1]
+    assert tuple(node.parents) == (x.ids()[0][1], y.ids()[0][1], x.ids()[0][1])
+    s = (x + y).named(_named("s"))  # named as it is: one run of x_c + y_c
+    assert type(graph.nodes.items[s.ids()[0][0]]) is Entries
+    with ctx.workprec(64):
+        values = forward(graph).values
+    assert [values[i] for i in z.ids()[0]] == [7, 12] and [values[i] for i in s.ids()[0]] == [4, 7]
