@@ -268,8 +268,9 @@ def backward(graph: Graph, values: list[Value], output: int, kernels: bool = Tru
         group = group_of.get(i)
         if group is not None:
             below = group.start
-            grad = [[fmpq(0) if j is None else adjoint.pop(j, fmpq(0)) for j in row] for row in group.members]
-            if any(not is_zero(g) for row in grad for g in row):
+            pop = adjoint.pop  # (an exact 0 where a member has no adjoint; is_zero inlined below)
+            grad = [[ZERO if j is None else pop(j, ZERO) for j in row] for row in group.members]
+            if any(type(g) is not fmpq or g for row in grad for g in row):
                 scalars, matrices = group.backward(values, grad, weight_factor, idle)
                 for p, d in scalars:
                     adjoint[p] = adjoint[p] + d if p in adjoint else d

@@ -1159,18 +1159,18 @@ class Graph:
     def symbols(self) -> tuple[list[int], list[str | None]]:
         """:meth:`operations` and the JSON symbol of each (None for a scratch value), a
         run's read once for all its entries."""
-        symbols = []
-        for _, item in self._walk():
+        ids, symbols = self.operations(), []
+        for _, item in self._walk(ids):
             if type(item) is Entries:
                 symbols += repeat(item.symbol, len(item))
             else:
                 symbols.append(item.meta.symbol)
-        return self.operations(), symbols
+        return ids, symbols
 
-    def _walk(self) -> Iterator[tuple[int, "Node | Entries"]]:
-        """``(id, node)`` for each of :meth:`operations` in order, a run once, ``(its first
-        id, the run)`` (its ids are contiguous)."""
-        ids, items = self.operations(), self.nodes.items
+    def _walk(self, ids: list[int] | None = None) -> Iterator[tuple[int, "Node | Entries"]]:
+        """``(id, node)`` for each of :meth:`operations` (``ids``, when given) in order, a
+        run once, ``(its first id, the run)`` (its ids are contiguous)."""
+        ids, items = self.operations() if ids is None else ids, self.nodes.items
         k = 0
         while k < len(ids):
             item = items[ids[k]]
@@ -1283,6 +1283,16 @@ class Graph:
                 if operands.b or operands.one:
                     first.update(dict.fromkeys(operands.b + operands.one, i))
 
+        weight = bytearray(len(items))  # (1 at a weight's entry)
+        for w in self.weights:
+            weight[w.start:w.start + w.rows * w.cols] = b"\x01" * (w.rows * w.cols)
+
+        def reads_weights(run: Entries) -> bool:  # (a product of activations by activations (q k^T, a v) reads none)
+            kernel = self.kernels.get(run.start)
+            if kernel is None or kernel.weight is not None or kernel.bias is not None:
+                return True
+            return any(weight[i] for ids in (kernel.rows, kernel.cols) for line in ids for i in line if i is not None)
+
         ops = self.operations()
         k = len(ops) - 1
         while k >= 0:  # backwards, so the first reader is written last
@@ -1290,7 +1300,8 @@ class Graph:
             item = items[i]
             if type(item) is Entries:  # (a run, whole, from its last entry: its ids are contiguous)
                 if type(item.parents[0]) is Operands:
-                    products(list(zip(range(i, item.start - 1, -1), reversed(item.parents))))
+                    if reads_weights(item):
+                        products(list(zip(range(i, item.start - 1, -1), reversed(item.parents))))
                 else:
                     read = list(chain.from_iterable(item.parents))
                     readers = list(chain.from_iterable(map(repeat, range(item.start, i + 1), map(len, item.parents))))
@@ -1302,9 +1313,6 @@ class Graph:
             else:
                 first.update(dict.fromkeys(item.parents, i))
             k -= 1
-        weight = bytearray(len(items))  # (1 at a weight's entry)
-        for w in self.weights:
-            weight[w.start:w.start + w.rows * w.cols] = b"\x01" * (w.rows * w.cols)
         read_in_lists: dict[int, int] = {}  # (each id of a row or column: its first reader, in C, last first)
         for i, part in sorted(shared.values(), key=lambda item: item[0], reverse=True):
             if any(map(weight.__getitem__, part)):  # (a row or column of activations: no weight entry to find)

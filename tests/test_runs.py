@@ -4,6 +4,7 @@ one record in the graph, read back as the nodes it stands for.
 1. Every bundled case: the graph built with runs has, id by id, the nodes the graph built
    entry by entry has (the same operation, parents, leaf value and name), the same first
    readers, and the same values in a pass.
+   Its first readers are those found node by node, by definition (_first_readers).
 2. A run whose operation cannot be evaluated at one entry (an exact division by 0, a
    ball around 0) raises for that entry: its id and its name, as a node of its own does.
 3. A pass made for some nodes only computes a run's wanted entries, and None for the rest.
@@ -22,7 +23,7 @@ from derive.array import Array, leaves
 from derive.case import bundled_cases, load_case
 from derive.derivation import derive
 from derive.evaluate import forward
-from derive.graph import Entries, Graph, Meta, NeedPrecision, Undefined
+from derive.graph import Entries, Graph, Meta, NeedPrecision, Operands, Undefined
 from derive.steps import Ref
 
 FIELDS = ("symbol", "label", "block", "head", "position", "index", "norm", "param", "token")
@@ -56,6 +57,36 @@ def test_runs_are_the_nodes_made_one_by_one(name, monkeypatch):
     if name == "cat-climbed":  # (the comparison is not empty: its softmax's e^s and a are runs)
         assert {g.nodes.items[i].symbol for i in range(len(g.nodes)) if type(g.nodes.items[i]) is Entries} \
             >= {"exp_s", "a"}
+
+
+def _first_readers(graph: Graph) -> tuple[dict, dict, dict]:
+    """Graph.first_readers by its definition, one node at a time in order: the first node
+    reading each weight entry one by one; for each weight a product reads as whole
+    columns, the first such product's entry; for each weight with an entry read one by
+    one, the first reader of any of its entries."""
+    starts = {w.start + c: w.start for w in graph.weights for c in range(w.cols)}
+    entries = {i for w in graph.weights for i in range(w.start, w.start + w.rows * w.cols)}
+    by_id, whole = {}, {}
+    for i in range(len(graph.nodes)):
+        parents = graph.nodes[i].parents
+        if isinstance(parents, Operands) and type(parents.w) is range and parents.w.start in starts:
+            whole.setdefault(starts[parents.w.start], i)
+            parents = [*parents.x, *parents.b, *parents.one]
+        for p in parents:
+            if p in entries:
+                by_id.setdefault(p, i)
+    alone = {}
+    for w in graph.weights:
+        found = [by_id[p] for p in range(w.start, w.start + w.rows * w.cols) if p in by_id]
+        if found:
+            alone[w.start] = min(found)
+    return by_id, whole, alone
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_first_readers_are_those_of_their_definition(name):
+    graph = derive(load_case(bundled_cases()[name])).graph
+    assert graph.first_readers() == _first_readers(graph)
 
 
 def _named(symbol: str):
