@@ -504,8 +504,8 @@ class Evaluator:
             raise self.explain(exc) from None
         return ev
 
-    def values(self, refs: Iterable[Ref], prec: int = START_PREC) -> Iterator[Value]:
-        """The value of each ref in turn at ``prec`` bits, as :meth:`value` gives it, found
+    def values(self, refs: Iterable[Ref], prec: int = START_PREC) -> list[Value]:
+        """The value of each ref, in order, at ``prec`` bits, as :meth:`value` gives it, found
         by an index into the evaluation's arrays (a ref the arrays do not hold, such as the
         derivative of a weight ``gradients`` leaves out, goes to :meth:`value`, which raises
         as it says): rounding the 457,667 quantities of a wide block calls :meth:`value`
@@ -517,6 +517,7 @@ class Evaluator:
         ev = self.evaluation(prec)
         tables = {"before": ev.before.values.__getitem__, "grad": _reader(ev.grads), "updated": _reader(ev.updated),
                   "after": None if ev.after is None else ev.after.values.__getitem__}
+        out = []
         for phase, group in groupby(refs, key=itemgetter(0)):  # (a phase's refs at once, read in C)
             group = list(group)
             try:
@@ -525,7 +526,8 @@ class Evaluator:
                 found = [None] * len(group)
             if any(map(is_, found, repeat(None))):  # (each missing value as value() gives it, or its error)
                 found = [self.value(ref, prec) if value is None else value for ref, value in zip(group, found)]
-            yield from found
+            out += found
+        return out
 
 
 def _reader(values: LeafValues | dict[int, Value]) -> Callable[[int], Value]:
