@@ -14,7 +14,11 @@ which is how a reader writes them on paper: ``x W + b`` is one dot product per e
 (``mu``) against a T x n array, and a 1 x n row (a bias, a gain) against T x n. An array
 made by ``X @ W`` or ``X @ W + b`` remembers its factors, and when its entries become nodes
 the graph also records them as one matrix product (:class:`~derive.kernels.MatMul`), which
-the evaluation computes in one python-flint call instead of node by node.
+the evaluation computes in one python-flint call instead of node by node. An array named
+whole whose entries are one operation on nodes already in the graph (``e.exp()``,
+``e / total``, ``x + attn``, ``X @ W``) never makes an expression per entry: its entries
+become one run (:class:`~derive.graph.Entries`), unless something reads them one by one
+first (they are then the expressions they always were).
 
 An entry may be masked (None, :meth:`Array.masked`): it is never computed, elementwise
 operations keep it masked, and sums and products skip it, which is how a causal mask

@@ -2,6 +2,11 @@
 
 A :class:`Node` holds its operation, its parents and its metadata (the chapter's name for
 it); a :class:`Graph` is the list of nodes in creation order, which is a topological order.
+The entries of one array are one record there rather than a Node each: a weight's are a
+:class:`Weights` (read back as :class:`WeightEntry` views), and those of an elementwise
+operation or a matrix product named whole are an :class:`Entries` run (read back as
+:class:`Entry` views), evaluated at once; every scalar keeps its node id, its name and its
+definition.
 Values are exact :class:`flint.fmpq` wherever the value is rational and certified
 :class:`flint.arb` balls elsewhere (DESIGN.md, "Rational where possible / Certified where
 not"). Each operation also says how it passes a gradient back (its partial derivatives),
