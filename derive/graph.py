@@ -1072,6 +1072,9 @@ class Graph:
     _read_whole: tuple | None = field(default=None, repr=False)  # (nodes then, read_whole()), made once
     _first: tuple | None = field(default=None, repr=False)  # (nodes then, first_readers()), made once
     _ancestor_operations: dict = field(default_factory=dict, repr=False)  # node -> (nodes then, ancestor_operations)
+    # block -> query heads per key/value head, where they share keys and values (grouped-query attention,
+    # kv_heads): the k, v (and k~) of key/value head g carry head g, which query heads (g-1) group + 1 ... read
+    head_groups: dict[int, int] = field(default_factory=dict, repr=False)
 
     def add_kernel(self, group) -> None:
         """Record that the Dot nodes ``group.ids`` (contiguous, from ``group.start``) are

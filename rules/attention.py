@@ -143,6 +143,8 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
         cols = [range((h - 1) * case.d_k, h * case.d_k) for h in range(1, case.heads + 1)]
         return [(u.cols(cs), u.cols(cs), u.cols(cs), case.d_k) for cs in cols]
     group = case.heads // kv_heads(case, block)  # query heads per key/value head
+    if group > 1:
+        graph.head_groups[block_no] = group
     proj = {}
     for name in "QKV":
         W = matrix_leaves(graph, f"W_{name}", block.matrices[f"W_{name}"], block_no)

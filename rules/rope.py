@@ -113,7 +113,7 @@ def rotate(graph: Graph, x: Array, cos: list[list[int]], sin: list[list[int]], m
 def rotate_heads(graph: Graph, case: Case, block_no: int, heads: list[tuple]) -> list[tuple[Array, Array]]:
     """q~ and k~ of every head: ``heads`` is attention's (q, k, v, d_h) per query head (1-based
     h in order). A key head shared by several query heads (grouped-query attention) is
-    turned once; its rows k~ carry the first query head that reads it, as k does."""
+    turned once; its rows k~ carry the head its k does (a shared key's: its key/value head)."""
     T = heads[0][0].shape[0]
     layout = case.conventions.rotary_layout
     tables: dict[int, tuple] = {}
