@@ -270,7 +270,8 @@ class Array:
         ``meta(t, c)``, added as one run (:meth:`Graph.add_entries`) in row-major order."""
         ids = self.ids()
         where = [(t, c) for t, row in enumerate(ids) for c, i in enumerate(row) if i is None]
-        leaves = iter(self.graph.add_entries(None, [()] * len(where), where, meta, leaf=to_fmpq(Fraction(value))))
+        leaves = iter(self.graph.add_entries(None, [()] * len(where), where, meta, leaf=to_fmpq(Fraction(value)),
+                                             masked=True))
         return Array(self.graph, [[next(leaves) if i is None else i for i in row] for row in ids])
 
     @property

@@ -875,18 +875,20 @@ class Entries:
     ``parents[k]``, entry ``where[k]`` = (t, c) (0-based) of the array, named ``meta(t, c)``
     (:meth:`Meta.entries`; a scratch value when ``meta`` is None). With ``op`` None the
     entries are leaves, each of the exact value ``leaf`` (the weights a causal mask sets
-    to 0). The graph's list holds this record at each of its ids, and a read of one gives an
+    to 0). ``masked``: the leaves stand for entries a mask hides (set to ``leaf``
+    by :meth:`derive.array.Array.filled`, never computed). The graph's list holds this record at each of its ids, and a read of one gives an
     :class:`Entry` (as a weight's entries are :class:`WeightEntry` views): no Node and no
     Meta is made per entry until something reads it, and a pass evaluates the run in one
     comprehension (crane's attention is 25,000 such entries). ``symbol``: the entries' JSON
     symbol (None for scratch values); ``metas``: the metadata made so far, by k (kept, so
     that every read of an entry gets the same Meta)."""
 
-    __slots__ = ("op", "start", "parents", "where", "meta", "metas", "symbol", "leaf")
+    __slots__ = ("op", "start", "parents", "where", "meta", "metas", "symbol", "leaf", "masked")
 
     def __init__(self, op: Op | None, start: int, parents: list[tuple[int, ...]], where: list[tuple[int, int]],
-                 meta: Callable[[int, int], "Meta"] | None, leaf: fmpq | None = None):
+                 meta: Callable[[int, int], "Meta"] | None, leaf: fmpq | None = None, masked: bool = False):
         self.op, self.start, self.parents, self.where, self.meta, self.leaf = op, start, parents, where, meta, leaf
+        self.masked = masked
         self.metas: dict[int, Meta] = {}
         self.symbol = None if meta is None or not where else self.meta_of(0).symbol
 
@@ -947,6 +949,11 @@ class Entry:
     def leaf(self) -> fmpq | None:
         """A leaf entry's exact value (None for an operation's)."""
         return self.entries.leaf
+
+    @property
+    def masked(self) -> bool:
+        """Whether the entry is one a mask hides (a leaf set to its value, never computed)."""
+        return self.entries.masked
 
 
 class Operands(Sequence):
@@ -1142,12 +1149,12 @@ class Graph:
         return self._one
 
     def add_entries(self, op: Op | None, parents: list[tuple[int, ...]], where: list[tuple[int, int]],
-                    meta: Callable[[int, int], Meta] | None, leaf: fmpq | None = None) -> range:
+                    meta: Callable[[int, int], Meta] | None, leaf: fmpq | None = None, masked: bool = False) -> range:
         """Append the nodes of one elementwise operation over an array, entry k being ``op``
         of ``parents[k]`` at (t, c) = ``where[k]``, named ``meta(t, c)`` (scratch values when
-        None), or leaves of value ``leaf`` when ``op`` is None, as one :class:`Entries`;
-        returns their ids."""
-        run = Entries(op, len(self.nodes), parents, where, meta, leaf)
+        None), or leaves of value ``leaf`` when ``op`` is None (``masked``: entries a mask
+        hides), as one :class:`Entries`; returns their ids."""
+        run = Entries(op, len(self.nodes), parents, where, meta, leaf, masked)
         self.nodes.add_entries(run)
         return range(run.start, run.start + len(run))
 

@@ -441,3 +441,13 @@ def test_a_tie_both_rules_round_alike_is_not_said_to_depend_on_the_rule(tmp_path
     assert "lies exactly on the rounding boundary between 0.537 and 0.538, which half-away and half-even both " \
            "round to 0.538;" in said, said
     assert "depends on the tie rule" not in said
+
+
+def test_explain_a_masked_weight():
+    """a_{2,5} of head 1: key 5 comes after query 2, so the causal mask hides it: its weight
+    is exactly 0, never computed, and printed 0.000 in the weights table (not "a given
+    value", as a trial read it)."""
+    lines = explain("a_{2,5}", "--head", "1")
+    assert lines[0].strip() == "a_{2,5} (block 1, head 1)"
+    assert line(lines, "masked:") == "masked: exactly 0, never computed (the mask hides key 5 from query 2)  " \
+        "printed: 0.000"
