@@ -245,12 +245,19 @@ def short_decimal(q: Fraction, fmt: Format) -> str | None:
     significant figures: then it is rounded like every other number."""
     if fmt.places is None:
         return None
-    for places in range(1, fmt.places + GIVEN_EXTRA_PLACES + 1):
-        scaled = q * 10 ** places
-        if scaled.denominator == 1:
-            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-            return f"{fmt.minus if q < 0 else ''}{digits[:-places]}.{digits[-places:]}"
-    return None
+    # (n / d in lowest terms holds in p places exactly when d divides 10^p, d = 2^a 5^b: the
+    # fewest are max(a, b, 1); in integers, where a Fraction times 10^p at each p took 3.5 s of
+    # a page of 260,000 given weights)
+    n, d, most = int(q.numerator), int(q.denominator), fmt.places + GIVEN_EXTRA_PLACES
+    twos = (d & -d).bit_length() - 1
+    rest, fives = d >> twos, 0
+    while rest % 5 == 0 and fives <= most:
+        rest, fives = rest // 5, fives + 1
+    places = max(twos, fives, 1)
+    if rest != 1 or places > most:
+        return None
+    digits = str(abs(n) * 10 ** places // d).rjust(places + 1, "0")
+    return f"{fmt.minus if n < 0 else ''}{digits[:-places]}.{digits[-places:]}"
 
 
 def format_ball(x: arb, fmt: Format) -> str | None:

@@ -827,3 +827,32 @@ def test_decade_of_a_ball_against_its_endpoints(k, j, step, rad_bits, sign, prec
         assert prec < 2 * rad_bits or abs(k) > 30
     else:
         assert got == expected
+
+
+def _shortest(q: Fraction, most: int) -> tuple[int, int] | None:
+    """(places, |q| 10^places) of q's exact decimal with the fewest places from 1 to
+    ``most``, found by trying each, or None: the definition short_decimal follows."""
+    for places in range(1, most + 1):
+        scaled = abs(q) * 10 ** places
+        if scaled.denominator == 1:
+            return places, scaled.numerator
+    return None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(-10**12, 10**12), st.integers(0, 12), st.integers(0, 12), st.sampled_from([1, 1, 1, 3, 7, 9]),
+       st.integers(0, 8))
+def test_short_decimal_is_the_fewest_places_that_hold_the_number(n, twos, fives, other, places):
+    """A given weight n / (2^a 5^b c) prints whole with the fewest places (1 to places + 3)
+    that hold it exactly (-0.5, 0.484375, 1.0), or not at all (None) past them or when c > 1."""
+    from derive.rounding import GIVEN_EXTRA_PLACES, short_decimal
+
+    q = Fraction(n, 2 ** twos * 5 ** fives * other)
+    fmt = Format(places=places)
+    found = _shortest(q, places + GIVEN_EXTRA_PLACES)
+    if found is None:
+        assert short_decimal(q, fmt) is None
+    else:
+        p, scaled = found
+        digits = str(scaled).rjust(p + 1, "0")
+        assert short_decimal(q, fmt) == (fmt.minus if q < 0 else "") + f"{digits[:-p]}.{digits[-p:]}"
