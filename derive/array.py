@@ -170,7 +170,7 @@ class Array:
         self.product = product  # (X, W, b or None) when this array is X @ W (+ b): a kernel
         self.weights = weights
         self.op = op  # (set: entry (t, c) is op of the node ids rows[t][c], a tuple, not yet in the graph)
-        self.lazy_product = False  # (set by @: the entries of X @ W, True where not masked, not yet made)
+        self.lazy_product = False  # (set by @: the entries of X @ W, True where not masked, not made until read)
         self._all_ids: bool | None = None  # (whether rows are all node ids: found once, see _node_ids)
         self._expression: Callable | None = None  # (with op: an entry as an expression, see _elementwise)
 
@@ -336,12 +336,9 @@ class Array:
         n, m = W.shape
         if self.shape[1] != n:
             raise ValueError(f"cannot multiply {self.shape[0]} x {self.shape[1]} by {n} x {m}")
-        if self._node_ids() is not None and (W.weights is not None or W._node_ids() is not None):
-            out = Array(self.graph, [[True] * m for _ in range(self.shape[0])], product=(self, W, None))
-            out.lazy_product = True  # (operands in the graph: the entries are made only if read one by one)
-            return out
-        return Array(self.graph, [[Products(partial(_entry_pairs, row, W, c)) for c in range(m)]
-                                  for row in self.rows], product=(self, W, None))
+        out = Array(self.graph, [[True] * m for _ in range(self.shape[0])], product=(self, W, None))
+        out.lazy_product = True  # (the entries are made only if read one by one: see rows)
+        return out
 
     def sum(self) -> Array:
         """The sum of each row (T x 1); a row of products sums into one dot product."""

@@ -65,7 +65,7 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
             ([f"  exact: {exact}"] if exact != lines[0] else []) + \
             [f"  value: {printer.byhand.digits(derivation.value(ref))}  printed: {shown}",
              "  the reader, from the printed inputs: no recalculation (derive writes no by-hand form of a derivative)"]
-    if getattr(node, "masked", False):  # (an entry of a run of leaves that stand for masked entries)
+    if node.masked:  # (an entry of a run of leaves that stand for masked entries)
         return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed (the mask hides key "
                         f"{meta.index} from query {meta.position})  printed: {shown}"]
     if node.op is None and ref.phase != "updated":

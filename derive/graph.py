@@ -816,6 +816,7 @@ class WeightEntry:
     parents = ()
     symbol = "param"
     norm = None
+    masked = False
 
     def __init__(self, weights: Weights, k: int):
         self.weights, self.k = weights, k
@@ -1016,6 +1017,7 @@ class Node:
     parents: tuple[int, ...]
     meta: Meta
     leaf: fmpq | None = None
+    masked = False  # (not a field: a node is no masked entry; an Entry of a masked run is)
 
 
 class Nodes(Sequence):
@@ -1148,6 +1150,13 @@ class Graph:
             self._one = self.leaf(Fraction(1), Meta(None, "1"))
         return self._one
 
+    def key_head(self, block: int | None, head: int) -> int:
+        """The key/value head that query head ``head`` (1-based) of ``block`` reads: under
+        grouped-query attention (:attr:`head_groups`, g query heads per key/value head)
+        head (h - 1) // g + 1 (of 4 heads sharing 2, heads 3 and 4 read key/value head 2);
+        else ``head`` itself."""
+        return (head - 1) // self.head_groups.get(block, 1) + 1
+
     def add_entries(self, op: Op | None, parents: list[tuple[int, ...]], where: list[tuple[int, int]],
                     meta: Callable[[int, int], Meta] | None, leaf: fmpq | None = None, masked: bool = False) -> range:
         """Append the nodes of one elementwise operation over an array, entry k being ``op``
@@ -1182,15 +1191,16 @@ class Graph:
                 symbols.append(item.meta.symbol)
         return ids, symbols
 
-    def _walk(self, ids: list[int] | None = None) -> Iterator[tuple[int, "Node | Entries"]]:
-        """``(id, node)`` for each of :meth:`operations` (``ids``, when given) in order, a
-        run once, ``(its first id, the run)`` (its ids are contiguous)."""
+    def _walk(self, ids: list[int] | None = None, backwards: bool = False) -> Iterator[tuple[int, "Node | Entries"]]:
+        """``(id, node)`` for each of :meth:`operations` (``ids``, when given) in order (or
+        last first), a run once, ``(its first id, the run)`` (``(its last id, the run)``
+        backwards: its ids are contiguous)."""
         ids, items = self.operations() if ids is None else ids, self.nodes.items
-        k = 0
-        while k < len(ids):
+        k, step = (len(ids) - 1, -1) if backwards else (0, 1)
+        while 0 <= k < len(ids):
             item = items[ids[k]]
             yield ids[k], item
-            k += len(item) if type(item) is Entries else 1
+            k += step * (len(item) if type(item) is Entries else 1)
 
     def param_leaves(self) -> list[int]:
         """Ids of the trainable leaves (the weights' entries, and given logits), in order."""
@@ -1308,12 +1318,8 @@ class Graph:
                 return True
             return any(weight[i] for ids in (kernel.rows, kernel.cols) for line in ids for i in line if i is not None)
 
-        ops = self.operations()
-        k = len(ops) - 1
-        while k >= 0:  # backwards, so the first reader is written last
-            i = ops[k]
-            item = items[i]
-            if type(item) is Entries:  # (a run, whole, from its last entry: its ids are contiguous)
+        for i, item in self._walk(backwards=True):  # backwards, so the first reader is written last
+            if type(item) is Entries:  # (a run, whole, from its last entry)
                 if type(item.parents[0]) is Operands:
                     if reads_weights(item):
                         products(list(zip(range(i, item.start - 1, -1), reversed(item.parents))))
@@ -1321,13 +1327,10 @@ class Graph:
                     read = list(chain.from_iterable(item.parents))
                     readers = list(chain.from_iterable(map(repeat, range(item.start, i + 1), map(len, item.parents))))
                     first.update(zip(reversed(read), reversed(readers)))
-                k -= i + 1 - item.start
-                continue
-            if type(item.parents) is Operands:
+            elif type(item.parents) is Operands:
                 products([(i, item.parents)])
             else:
                 first.update(dict.fromkeys(item.parents, i))
-            k -= 1
         read_in_lists: dict[int, int] = {}  # (each id of a row or column: its first reader, in C, last first)
         for i, part in sorted(shared.values(), key=lambda item: item[0], reverse=True):
             if any(map(weight.__getitem__, part)):  # (a row or column of activations: no weight entry to find)

@@ -521,10 +521,8 @@ class MatMul:
         if self.bias is not None:
             b = [values[i] for i in self.bias]
             Y = {t: list(map(plus, row, b)) for t, row in Y.items()}
-        if rows is None:  # (every row: Y's entries in order, the masked ones left out)
-            return list(compress(chain.from_iterable(Y[t] for t in kept), self._unmasked))
-        return [Y[t][c] if t in Y else None for t, row in enumerate(self.members) for c, i in enumerate(row)
-                if i is not None]
+        none = [None] * len(self.cols)  # (a row not computed)
+        return list(compress(chain.from_iterable(Y.get(t, none) for t in range(len(self.members))), self._unmasked))
 
     @cached_property
     def _unmasked(self) -> list[bool]:

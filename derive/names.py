@@ -265,12 +265,13 @@ def _search(derivation: Derivation, wanted: Name, block: int | None, head: int |
     with ``loose``, pieces compare without their ``␣``."""
     key: Fields = wanted.key(loose=loose).fields
     matches, rows = [], []
-    groups = derivation.graph.head_groups
+    graph = derivation.graph
     for symbol in json_symbols(wanted):
         for i, meta, own, row in _keys(derivation, symbol, loose):
             if block is not None and meta.block not in (None, block):
                 continue
-            if head is not None and meta.head not in (None, _reads(groups, symbol, meta.block, head)):
+            if head is not None and meta.head not in (None, graph.key_head(meta.block, head) if symbol in SHARED
+                                                      else head):
                 continue
             if own == key:
                 matches.append(i)
@@ -279,16 +280,9 @@ def _search(derivation: Derivation, wanted: Name, block: int | None, head: int |
     return matches or rows
 
 
-SHARED = ("k", "v", "k_rot")  # a key/value head's quantities, which the query heads of its group share
-
-
-def _reads(groups: dict[int, int], symbol: str, block: int | None, head: int) -> int:
-    """The head whose ``symbol`` query head ``head`` reads: under grouped-query attention
-    (:attr:`derive.graph.Graph.head_groups`), a key or value's is its key/value head (of 4
-    heads sharing 2, heads 3 and 4 read the keys of key/value head 2: the page's "K head 3");
-    else ``head`` itself."""
-    group = groups.get(block, 1) if symbol in SHARED else 1
-    return (head - 1) // group + 1
+# a key/value head's quantities, which the query heads of its group share: a query head's are those of
+# the key/value head it reads (Graph.key_head; the page's "K head 3" of 4 heads sharing 2: key/value head 2's)
+SHARED = ("k", "v", "k_rot")
 
 
 def _keys(derivation: Derivation, symbol: str, loose: bool) -> list[tuple]:

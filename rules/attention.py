@@ -153,7 +153,7 @@ def _split_heads(graph: Graph, case: Case, block_no: int, block: Block, u: Array
         of_head = [Meta.entries(s, block=block_no, head=h) for h in range(1, case.heads + 1)]
         proj[name] = (u @ W + b if b else u @ W).named(lambda t, c, of_head=of_head: of_head[c // case.d_k](t, c))
     cols = lambda h: range((h - 1) * case.d_k, h * case.d_k)  # the d_k columns of head h (1-based)
-    kv = lambda h: (h - 1) // group + 1  # the key/value head query head h reads
+    kv = lambda h: graph.key_head(block_no, h)  # the key/value head query head h reads
     return [(proj["Q"].cols(cols(h)), proj["K"].cols(cols(kv(h))), proj["V"].cols(cols(kv(h))), case.d_k)
             for h in range(1, case.heads + 1)]
 
