@@ -16,7 +16,7 @@ from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
 from .name import after_step, grad_of
-from .names import label_of
+from .names import SHARED, label_of
 from .printing import plain_text, text
 from .rounding import format_fraction
 from .steps import Ref
@@ -55,7 +55,9 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     meta = node.meta
     if node.op is None and ref.phase == "after" and meta.param:
         ref = Ref("updated", ref.id)  # a weight in the pass after the step: its value after the step
-    where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
+    shared = meta.symbol in SHARED and meta.block in derivation.graph.head_groups  # (read by a group of query heads)
+    where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("key/value head" if shared else "head",
+                                                                      meta.head)) if v)
     lines = [label_of(derivation, ref) + (f" ({where})" if where else "")]
     printed = printer.shown(ref)  # (None: no table prints it)
     shown = printed or "not printed"

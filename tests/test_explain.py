@@ -451,3 +451,11 @@ def test_explain_a_masked_weight():
     assert lines[0].strip() == "a_{2,5} (block 1, head 1)"
     assert line(lines, "masked:") == "masked: exactly 0, never computed (the mask hides key 5 from query 2)  " \
         "printed: 0.000"
+
+
+def test_explain_a_shared_key_names_its_key_value_head():
+    """cat-climbed-llama's two query heads share one key/value head (kv_heads = 1): a key
+    entry is key/value head 1's, whichever query head reads it, and says so."""
+    out = run_cli("explain", "cat-climbed-llama", "k_1[1]", "--head", "2")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].strip() == "k_1[1] (block 1, key/value head 1)"
