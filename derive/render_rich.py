@@ -4,6 +4,7 @@ generation (``derive generate``) as the logits step of each new token."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.box import HEAVY_HEAD, Box
 from rich.cells import cell_len
@@ -11,20 +12,26 @@ from rich.console import Group
 from rich.control import strip_control_codes
 from rich.markup import escape
 from rich.markup import render as render_markup
-from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from .case import Case
 from .cells import Note, Printer, refs_of, table_refs
 from .derivation import Derivation
-from .generate import Generated, quoted
+from .lazy import lazy
 from .notation import unmarked
 from .printing import counted, plain_label
 from .rounding import Format
 from .steps import Ref, Step, column_group
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
+
+    from .generate import Generated
+
+rich_table = lazy("rich.table")  # Rich's tables and padding: a page on a terminal only (a file or a pipe
+rich_padding = lazy("rich.padding")  # prints its tables as plain lines, :meth:`WholeTable._plain_lines`)
 
 
 def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, exact: bool = False) -> Group:
@@ -58,6 +65,8 @@ def render_generated(case: Case, steps: list[Generated], fmt: Format, carry: str
     """A Rich renderable of a greedy generation: per new token, the prompt it read, the
     logits and softmax table of that derivation (its step ``logits``, rounded and noted as
     by ``derive run`` under ``fmt`` and ``carry``) and the chosen token, ties named."""
+    from .generate import quoted
+
     parts = [Text(f"Greedy generation: {counted(len(steps), 'new token')} after "
                   f"{quoted(case.pieces, case.ids)}, each the argmax of the logits (the most probable "
                   "token); a tie goes to the lowest id.")]
@@ -301,10 +310,10 @@ class WholeTable:
         default padding (0, 1) pads it), so a cell of plain text that fits is one segment
         (:class:`PlainCell`): the same page, without a Padding rendered around each of
         crane's 18,587 cells."""
-        out = RichTable(show_lines=False, padding=0, box=HEAVY_HEAD)
+        out = rich_table.Table(show_lines=False, padding=0, box=HEAVY_HEAD)
         for header, w, no_wrap in zip(columns, widths, whole):
-            out.add_column(Padding(escape(header), CELL_PADDING), justify="left", width=w + 2, overflow="fold",
-                           no_wrap=no_wrap)
+            out.add_column(rich_padding.Padding(escape(header), CELL_PADDING), justify="left", width=w + 2,
+                           overflow="fold", no_wrap=no_wrap)
         for row in rows:
             out.add_row(*map(_cell, row))
         return out
@@ -324,7 +333,7 @@ def _cell(text: str):
     colon or backslash, one line of one-cell characters), else the escaped text (Rich
     parses it as markup and wraps it), padded."""
     if "[" in text or ":" in text or "\\" in text or "\n" in text or _cells(text) != len(text):
-        return Padding(escape(text), CELL_PADDING)
+        return rich_padding.Padding(escape(text), CELL_PADDING)
     return PlainCell(text)
 
 
@@ -361,7 +370,7 @@ class PlainCell:
             yield Segment(" " + text + " " * (width - len(text) + 1))
             yield Segment.line()
         else:
-            yield Padding(text, CELL_PADDING)
+            yield rich_padding.Padding(text, CELL_PADDING)
 
 
 def natural_width(renderable) -> int:
@@ -462,7 +471,7 @@ def _verdict_table(file: str, widths: list[int] | None = None) -> RichTable:
     """The report's table, without rows (the columns fold: a word wider than its column
     folds, no digit is cut); with ``widths``, its column widths (padding included) are
     those: the widths the whole report's table takes (:meth:`_VerdictReport.widths`)."""
-    table = RichTable(title=escape(f"Check of {file}"), title_justify="left", show_lines=True)
+    table = rich_table.Table(title=escape(f"Check of {file}"), title_justify="left", show_lines=True)
     if widths is not None:
         table._calculate_column_widths = lambda console, options: list(widths)
     for column in VERDICT_COLUMNS:
@@ -561,7 +570,7 @@ class _VerdictReport:
         if key not in self._cells:
             spec = self.table.columns[column]
             self._cells[key] = console.render_lines(
-                Padding(_verdict_text(text, column), self.table.padding), options.update(
+                rich_padding.Padding(_verdict_text(text, column), self.table.padding), options.update(
                     width=width, justify=spec.justify, no_wrap=spec.no_wrap, overflow=spec.overflow, height=None,
                     highlight=spec.highlight), style=console.get_style(spec.style or "") + Style.null())
         return self._cells[key]
