@@ -276,20 +276,35 @@ class WholeTable:
             # same cells without Rich measuring them word by word
             whole = [fits and all(_fits(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
             columns, rows = [self.columns[i] for i in group], [[row[i] for i in group] for row in self.rows]
-            if console.color_system is None and group and all(whole) \
-                    and all(_as_is(cell) for i in group for cell in cells[i]):
-                for line in self._plain_lines(HEAVY_HEAD.substitute(options, safe=console.safe_box),
-                                              columns, widths, rows):
-                    yield from _plain_segments(line)
+            if group and all(whole) and all(_as_is(cell) for i in group for cell in cells[i]):
+                box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
+                header = None if console.color_system is None else console.get_style("table.header")
+                for k, line in enumerate(self._plain_lines(box, columns, widths, rows)):
+                    if k == 1 and header:  # (the header row, its cells in the header style)
+                        yield from self._header_segments(box, columns, widths, header)
+                    else:
+                        yield from _plain_segments(line)
                     yield Segment.line()
             else:
                 yield self._rich_table(columns, widths, whole, rows)
 
     @staticmethod
+    def _header_segments(box: Box, columns: list[str], widths: list[int], style: Style) -> list[Segment]:
+        """The header row of :meth:`_plain_lines` in Rich's segments on a page with styles:
+        each cell's padding and text in the header's ``style`` (``table.header``), each a
+        segment of its own, as Rich's table renders them (its borders unstyled)."""
+        out = [Segment(box.head_left)]
+        for k, (text, w) in enumerate(zip(columns, widths)):
+            if k:
+                out.append(Segment(box.head_vertical))
+            out += [Segment(" ", style), Segment(text + " " * (w - len(text)), style), Segment(" ", style)]
+        return out + [Segment(box.head_right)]
+
+    @staticmethod
     def _plain_lines(box: Box, columns: list[str], widths: list[int], rows: list[list[str]]) -> list[str]:
         """The lines of :meth:`_rich_table` when every cell is one line that fits its
-        column and Rich prints it as it is (:func:`_as_is`), on a page without styles:
-        Rich's box (its top, header separator and bottom rules), and each row's cells
+        column and Rich prints it as it is (:func:`_as_is`), without styles (on a page with
+        them, the header row's are :meth:`_header_segments`): Rich's box (its top, header separator and bottom rules), and each row's cells
         left-justified to the column's width between their two spaces of padding, joined
         by the box's verticals (the header's, the body's, the last row's)."""
         def line(left: str, vertical: str, right: str, texts: list[str]) -> str:
