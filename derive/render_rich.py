@@ -270,7 +270,7 @@ class WholeTable:
                 title += " " + column_group(data[0], data[-1], len(self.columns) - self.keys)
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
             if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
-                yield Text(title, style="table.title")
+                yield Line(title, style="table.title")
             fits = sum(w + self.BORDER for w in widths) + 1 <= options.max_width  # Rich narrows no column
             # a column whose every cell fits its width needs no wrapping: no_wrap prints the
             # same cells without Rich measuring them word by word

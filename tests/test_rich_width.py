@@ -118,16 +118,21 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
         return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
                 Group(*paragraphs, *tables)]
 
+    def as_text(text, style=""):
+        return Text(text, style=style)
+
     fast = pages()
-    monkeypatch.setattr(render_rich, "Line", lambda text, style="": Text(text, style=style))
-    wrapped = pages()
+    with monkeypatch.context() as patched:
+        patched.setattr(render_rich, "Line", as_text)
+        wrapped = pages()
     for width in (40, 60, 120, 300):
         for color in (False, True):
             for ours, rich in zip(fast, wrapped):
                 ours = _page(ours, width, color)
-                with monkeypatch.context() as patched:  # (no cell drawn by derive: Rich's own table throughout)
-                    patched.setattr(WholeTable, "_rich_table", staticmethod(rich_own_table))
+                with monkeypatch.context() as patched:  # (no cell drawn by derive: Rich's own table throughout,
+                    patched.setattr(WholeTable, "_rich_table", staticmethod(rich_own_table))  # its title a Text)
                     patched.setattr(render_rich, "_as_is", lambda text: False)
+                    patched.setattr(render_rich, "Line", as_text)
                     assert ours == _page(rich, width, color), (case, width, color)
 
 
