@@ -26,6 +26,7 @@ resolve as shift, so ``x_1[1]`` reads ``[1]`` as the index of ``x_1``.
 from __future__ import annotations
 
 import re
+from copy import copy
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -626,7 +627,22 @@ def read(text: str) -> Chain:
             any length) is longer than MAX_LENGTH characters, :class:`TooDeep` when it nests
             too deeply to read.
     """
-    return _read(text)
+    chain = _read_or_error(text)
+    if isinstance(chain, DeriveError):
+        raise copy(chain)  # (a fresh exception each time: the one kept holds no traceback)
+    return chain
+
+
+@lru_cache(maxsize=1 << 16)
+def _read_or_error(text: str) -> Chain | DeriveError:
+    """:func:`_read`, or the error it raises, kept: a text that is no formula is tried again
+    and again (a table's title, tried as a name for each of crane's 18,000 cells, took 1.4 s
+    of checking crane's page to fail each time)."""
+    try:
+        return _read(text)
+    except DeriveError as exc:
+        exc.__traceback__ = exc.__context__ = exc.__cause__ = None
+        return exc
 
 
 # a written value the grammar would read as Num, Neg(Num) or a Vec of them (no e notation, marks

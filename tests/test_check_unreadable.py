@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from derive.check import Checker
+from derive.errors import DeriveError
 
 sys.path.insert(0, str(Path(__file__).parent / "hand"))
 import hand_reference as R  # noqa: E402
@@ -194,3 +195,23 @@ def test_numbers_after_a_name_in_inline_math_that_no_value_reads_are_said_unread
     [v] = Checker(derivation).check_text(line)
     assert v.status == "unreadable" and "cannot read the value" in v.message, v.message
     assert Checker(derivation).check_text("$\\partial L / \\partial z = p - y$, the softmax's derivative") == []
+
+
+def test_a_text_that_is_no_formula_raises_the_same_error_each_time():
+    """A text the grammar cannot read is remembered as such (a table's title is tried as a
+    name for each of its cells): each read raises an error of its own, with the same class
+    and message, carrying no traceback of an earlier one."""
+    from derive import mathread
+
+    raised = []
+    for _ in range(3):
+        with pytest.raises(DeriveError) as info:
+            mathread.read("Head 1, weights (block 1) ((")
+        raised.append(info.value)
+    assert len({id(e) for e in raised}) == 3
+    assert len({(type(e), str(e)) for e in raised}) == 1
+    assert "cannot read" in str(raised[0])
+    with pytest.raises(mathread.TooLong):  # (a subclass comes back as itself)
+        mathread.read("x" * (mathread.MAX_LENGTH + 1) + " + (")
+    with pytest.raises(mathread.TooLong):
+        mathread.read("x" * (mathread.MAX_LENGTH + 1) + " + (")
