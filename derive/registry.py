@@ -102,7 +102,9 @@ class Operation:
         stage: its place in the pipeline (orders the step keys).
         forward: the function that adds it to a graph (its signature depends on the kind;
             see the modules of ``rules/``). op: for an activation, the scalar graph
-            operation it applies.
+            operation it applies. glu: for an activation, the field's name of the gated
+            MLP it makes (Shazeer 2020: ``SwiGLU`` for SiLU, ``GeGLU`` for GELU, ``ReGLU``
+            for ReLU).
         symbols: the JSON ``symbol`` of each quantity it names, with its meaning.
         options: for a sublayer, settings a block states for it (a field of the
             ``[[blocks]]`` table, read as a :class:`Convention` of that kind:
@@ -128,6 +130,7 @@ class Operation:
     stage: float = 0
     forward: Callable | None = None
     op: Any = None
+    glu: str = ""
     symbols: dict[str, str] = field(default_factory=dict)
     undefined: tuple[str, str] | None = None
     options: tuple[Convention, ...] = ()

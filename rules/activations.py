@@ -15,14 +15,14 @@ from derive.graph import GeluErf, GeluTanh, Relu, Silu
 from derive.registry import Operation, register
 
 GELU_TANH = register(Operation(
-    name="gelu_tanh", kind="activation", title="GELU (tanh form)", stage=1, op=GeluTanh(),
+    name="gelu_tanh", kind="activation", title="GELU (tanh form)", stage=1, op=GeluTanh(), glu="GeGLU",
     source="Hendrycks and Gimpel 2016, section 2 (the tanh approximation); GPT-2's gelu_new"))
 GELU_ERF = register(Operation(
-    name="gelu_erf", kind="activation", title="GELU (erf form)", stage=2, op=GeluErf(),
+    name="gelu_erf", kind="activation", title="GELU (erf form)", stage=2, op=GeluErf(), glu="GeGLU",
     source="Hendrycks and Gimpel 2016, eq. 1"))
 RELU = register(Operation(
-    name="relu", kind="activation", title="ReLU", stage=3, op=Relu(),
+    name="relu", kind="activation", title="ReLU", stage=3, op=Relu(), glu="ReGLU",
     source="Nair and Hinton 2010"))
 SILU = register(Operation(
-    name="silu", kind="activation", title="SiLU", stage=4, op=Silu(),
+    name="silu", kind="activation", title="SiLU", stage=4, op=Silu(), glu="SwiGLU",
     source="Elfwing, Uchibe and Doya 2018, eq. 1 (x sigma(x)); torch.nn.SiLU"))
