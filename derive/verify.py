@@ -196,7 +196,13 @@ def _forms(graph: Graph) -> list[sympy.Expr]:
 
 def identical_keys(case: Case) -> Case:
     """The variant of ``case`` with W_K = 0 and no b_K in every attention block (and every
-    head given one by one): every key is the zero vector, so all keys are identical."""
+    head given one by one): every key is the zero vector, so all keys are identical.
+
+    Raises:
+        DeriveError: a block without W_K (``projections = false``: the keys are the rows),
+            or one whose weights are given (``attention_weights``: no scores, so identical
+            keys change nothing and the fact does not apply).
+    """
     if case.qkv is not None:  # Q, K, V given: K = 0
         return replace(case, qkv={**case.qkv, "K": [[Fraction(0)] * len(row) for row in case.qkv["K"]]})
     blocks = []
@@ -205,6 +211,11 @@ def identical_keys(case: Case) -> Case:
             blocks.append(block)
             continue
         matrices, vectors, heads = dict(block.matrices), dict(block.vectors), block.heads
+        if matrices.get("attention_weights") is not None:
+            raise DeriveError("the uniform-keys check needs weights computed from the keys: this block "
+                              "gives its weights a_{i,j}", file=case.path,
+                              field=f"blocks[{b}].attention_weights",
+                              expected="a block whose weights are a softmax of scores (no attention_weights)")
         if heads is None and "W_K" not in matrices:
             raise DeriveError("the uniform-keys check needs W_K: without projections the keys are the rows "
                               "themselves", file=case.path, field=f"blocks[{b}].projections",
@@ -226,7 +237,8 @@ def uniform_keys(case: Case) -> Result:
     v_j (the engine's o_i = sum_j a_{i,j} v_j with those exact weights, expanded by SymPy).
 
     Raises:
-        DeriveError: a case without an attention sublayer.
+        DeriveError: a case without an attention sublayer, or one the variant does not
+            apply to (:func:`identical_keys`).
     """
     if case.qkv is None and not any("attention" in b.sublayers for b in case.blocks):
         raise DeriveError("the case has no attention sublayer", file=case.path, field="blocks",

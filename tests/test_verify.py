@@ -251,6 +251,25 @@ def test_all_skips_what_does_not_apply():
     assert cli("verify", HAND_SET_HEAD, "shift").exit_code == 2
 
 
+
+def test_uniform_keys_does_not_apply_to_given_weights(tmp_path):
+    """A block that gives its weights a_{i,j} (attention_weights: a 0/1 pattern, rows of
+    sum 1 or 2) has no scores for identical keys to equalise: uniform-keys does not apply
+    (exit code 2 alone, SKIP under all), where it printed FAIL and "every score s_{i,j} is 0"
+    for scores the page never computes."""
+    text = Path(load_case("cat-climbed").path).read_text(encoding="utf-8")
+    pattern = "[[1,0,0,0,0],[1,1,0,0,0],[0,1,1,0,0],[0,0,1,1,0],[0,0,0,1,1]]"
+    path = tmp_path / "given.toml"
+    path.write_text(text.replace("[[blocks]]\n", f"[[blocks]]\nattention_weights = {pattern}\n", 1),
+                    encoding="utf-8")
+    with pytest.raises(DeriveError, match="blocks\\[1\\].attention_weights"):
+        uniform_keys(load_case(str(path)))
+    result = cli("verify", str(path), "uniform-keys")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "blocks[1].attention_weights" in result.output and "FAIL" not in result.output
+    out = cli("verify", str(path), "all").output
+    assert "uniform-keys: SKIP" in out and "s_{i,j} is 0" not in out
+
 # ---------------------------------------------------------------------------------------
 # CLI
 
