@@ -327,7 +327,8 @@ ATTENTION = register(Operation(
     + tuple(Param(f"b_{m}", (width,), f"the bias of W_{m}", optional=True, needs="projections")
             for m, width in (("Q", "d_model"), ("K", "d_kv"), ("V", "d_kv"), ("O", "d_model")))
     + (Param("attention_weights", ("T", "T"), "the weights a_{i,j} given (row i: the query), instead of a "
-             "softmax of scores (a 0/1 pattern in an exercise); the mask and score scale do not apply",
+             "softmax of scores: any numbers, a row need not add up to 1 (a 0/1 pattern in an exercise); "
+             "the mask and score scale do not apply",
              trainable=False, optional=True),),
     options=(Convention("kv_heads", "heads", "how many key/value heads the query heads share, in groups "
                                              "of heads / kv_heads (1: multi-query attention)",
