@@ -50,8 +50,8 @@ from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
 from .evaluate import MAX_PREC
 from .graph import NeedPrecision, Undefined, Value, is_exact
-from .handfile import Entry, decimal_places, parse, prose_entry, read_name
-from .names import HEAD, find, label_of, per_derivation, same_place_in_head
+from .handfile import MINUS_INF, Entry, decimal_places, parse, prose_entry, read_name
+from .names import HEAD, find, label_of, masked_score, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
@@ -282,7 +282,7 @@ class Checker:
         except NotDerived:
             return True
         except DeriveError:
-            return self.definition(entry, SIZES) is not None
+            return self.definition(entry, SIZES) is not None or len(entry.values) == 1 and bool(self._masked(entry))
         return len(refs) == (1 if entry.exact is not None else len(entry.values))
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
@@ -346,11 +346,22 @@ class Checker:
                 known = self.definition(entry, SIZES)
                 if known is not None:
                     return known
+                masked = self.masked_score(entry.name, entry.block, entry.head, in_file=True) \
+                    if entry.phase == "before" and len(entry.values) == 1 and entry.exact is None else []
+                if masked:
+                    return self.judge_masked(entry, masked[0])
                 if entry.kind == "inline":
                     return Verdict(entry.line, entry.source, "not checked",
                                    f"a value in prose: {exc.detail}", entry.name)
                 raise
         refs = in_pass(refs, entry.phase)
+        if MINUS_INF in entry.values:  # (a computed quantity: only a masked score is -inf)
+            label = self.label(refs[0]) if len(refs) == 1 else entry.name
+            exact = self.printer(3).byhand.exact_digits(refs[0]) or UNDECIDED_DIGITS if len(refs) == 1 else None
+            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: -inf is the value of a score the mask "
+                           "hides (never computed); " + (f"{label} is computed, the exact value is {exact}"
+                                                         if exact else f"{label} is computed"),
+                           label, entry.values, None, [exact] if exact else None)
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
         if len(refs) != len(entry.values):
@@ -409,8 +420,9 @@ class Checker:
         elif len(entry.values) == 1:
             places = decimal_places(entry.values[0])
             text = entry.values[0]
-            fits = [m for m in meanings if (_same(text, format_fraction(m[0], self.fmt(places))) if places is not None
-                                            else printed_fraction(text) == m[0])]
+            fits = [] if text == MINUS_INF else \
+                [m for m in meanings if (_same(text, format_fraction(m[0], self.fmt(places))) if places is not None
+                                         else printed_fraction(text) == m[0])]
         else:
             return None
         said = [f"{entry.name} = {exact_text(value)}" + (f" ({meaning})" if meaning else "")
@@ -613,6 +625,52 @@ class Checker:
                 one of several (the message names ``--block`` and ``--head``)."""
         label, phase = read_name(text)
         return in_pass(self.lookup(label, block, head), phase)
+
+    def masked_score(self, text: str, block: int | None = None, head: int | None = None,
+                     in_file: bool = False) -> list[Ref]:
+        """The weight a_{i,j} standing for a score the mask hides, written ``text``
+        (``s_{1,2}`` under the causal mask: -inf, never computed, no quantity of the graph;
+        :func:`derive.names.masked_score`), as one Ref; [] when ``text`` names no such score.
+        Call it when :meth:`lookup` has found nothing.
+
+        Raises:
+            DeriveError: when the score is masked in several heads or blocks and ``block``/
+                ``head`` do not choose one, in the words of a file (``in_file``) or of the
+                command line."""
+        label, phase = read_name(text)
+        if phase != "before":
+            return []
+        try:
+            return masked_score(self.derivation, label, block, head)
+        except DeriveError as exc:
+            if in_file:
+                raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
+                                  "the name, as in s_{1,2}^{(1)}") from None
+            raise
+
+    def _masked(self, entry: Entry) -> list[Ref]:
+        """:meth:`masked_score` of a line's name in its head and block ([] when it names no
+        masked score, or names one in several heads)."""
+        if entry.phase != "before" or entry.exact is not None:
+            return []
+        try:
+            return self.masked_score(entry.name, entry.block, entry.head, in_file=True)
+        except DeriveError:
+            return []
+
+    def judge_masked(self, entry: Entry, weight: Ref) -> Verdict:
+        """A line about a score the mask hides (``s_{1,2} = -inf``; ``weight``: its a_{i,j},
+        :meth:`masked_score`): correct when it gives -inf (``−∞``, ``-\\infty``), else wrong,
+        with why: the mask writes -inf there, and the score is never computed."""
+        meta = self.derivation.meta(weight)
+        label = str(meta.name.but(symbol="s"))
+        why = f"the mask hides key {meta.index} from query {meta.position}"
+        if entry.values == [MINUS_INF]:
+            return Verdict(entry.line, entry.source, "correct", f"{label}: correct: -inf ({why}; never computed)",
+                           label, entry.values, [MINUS_INF], [MINUS_INF])
+        return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {why}, so {label} is -inf (never "
+                       f"computed, and {meta.label} is exactly 0), not {entry.values[0]}", label, entry.values,
+                       [MINUS_INF], [MINUS_INF])
 
     def resolve(self, entry: Entry, last: int) -> list[Ref]:
         """:meth:`lookup` of an entry's name (``last``: the position of the row the file

@@ -527,7 +527,7 @@ def explain_command(
     calculation from the printed inputs, the exact one, and why their last digits differ."""
     from .cells import Printer
     from .check import Checker
-    from .explain import explain, explain_setting
+    from .explain import explain, explain_masked_score, explain_setting
 
     fmt = make_format(places, sig, rounding.value, False, MINUS)
     try:
@@ -537,9 +537,16 @@ def explain_command(
         if setting is not None:
             lines = explain_setting(*setting) + [""]
         else:
-            refs = checker.named(name, block, head)  # as `derive check` reads a name
             printer = Printer(derivation, fmt)
-            lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
+            try:
+                refs = checker.named(name, block, head)  # as `derive check` reads a name
+            except DeriveError:
+                masked = checker.masked_score(name, block, head)  # s_{1,2}: -inf by the mask, no quantity
+                if not masked:
+                    raise
+                lines = explain_masked_score(derivation, printer, masked[0]) + [""]
+            else:
+                lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
     except DeriveError as exc:
         fail(exc)
     plain_console().print("\n".join(lines), highlight=False, markup=False)

@@ -40,6 +40,21 @@ def explain_setting(name: str, meanings: list[tuple[Fraction, str]]) -> list[str
     return [name, f"  {what}{said} in this case (one of its settings, not a computed quantity)"]
 
 
+
+def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref) -> list[str]:
+    """The explanation of a score the mask hides, s_{i,j} (key j hidden from query i),
+    which the graph does not hold: -inf by the mask, never computed, so its weight a_{i,j}
+    (``weight``, :func:`derive.names.masked_score`) is exactly 0. Printed: the last row's
+    table writes -inf (with the format's minus and ∞) for each key it hides; no table
+    prints the other rows' scores."""
+    meta = derivation.meta(weight)
+    where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
+    infinity = printer.fmt.minus + "\u221e"
+    shown = infinity if meta.position == len(derivation.case.tokens) else "not printed"
+    return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),
+            f"  masked: {infinity}, never computed (the mask hides key {meta.index} from query {meta.position}, "
+            f"so {meta.label} is exactly 0)  printed: {shown}"]
+
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     """The explanation of one quantity as lines of text: a quantity of the forward pass
     (before or after the SGD step, ``ref.phase`` ``before`` or ``after``), a weight after

@@ -234,6 +234,32 @@ def find(derivation: Derivation, name: str | Name, block: int | None = None, hea
     return _find(derivation, name, block, head)
 
 
+
+def masked_score(derivation: Derivation, name: str | Name, block: int | None = None,
+                 head: int | None = None) -> list[Ref]:
+    """A score the mask hides, ``s_{i,j}`` with key j hidden from query i: -inf by the mask,
+    never computed, so the graph holds no quantity of that name (rules/attention.py); what
+    stands for it is its weight a_{i,j}, a leaf of exactly 0 marked masked
+    (:attr:`derive.graph.Entry.masked`). Returns that weight (one Ref), or [] when ``name``
+    is no score (``s`` with a row and a key) or its weight is no masked one; call it only
+    when :func:`find` has found nothing (under ``causal_after_softmax`` every score exists).
+    A head written in the name wins over ``head``, as in :func:`find`.
+
+    Raises:
+        DeriveError: when the masked score is in several blocks or heads and ``block``/
+            ``head`` do not choose one (the message names them, as :func:`find`'s does).
+    """
+    wanted = _parsed(name) if isinstance(name, str) else name
+    if wanted is None or json_symbols(wanted) != ("s",) or not isinstance(wanted.fields.position, int) \
+            or not isinstance(wanted.fields.index, int):
+        return []
+    found = [i for i in _found(derivation, wanted.but(symbol="a"), block, head) if derivation.graph.nodes[i].masked]
+    where = _places(derivation, found) if found else None
+    if where is not None:
+        raise DeriveError(f"{quoted(str(name))} names quantities in several places ({where})",
+                          expected="--block and/or --head to choose one")
+    return [Ref("before", i) for i in found]
+
 def _labelled(derivation: Derivation, label: str, block: int | None, head: int | None) -> int | None:
     """The one forward quantity whose own label is ``label`` in ``block`` and ``head`` (a
     quantity with no block or head is in every one), or None when none or several are: a

@@ -317,3 +317,28 @@ def test_a_two_block_terminal_page_checks_clean(tmp_path):
     assert "(block 2)" in page and "q_5^(1) = " in page
     verdicts = Checker(derive(load_case(str(path)))).check_text(page)
     assert not [(v.line, v.message) for v in verdicts if v.status in ("wrong", "unreadable")]
+
+
+def test_a_masked_score_is_minus_infinity(derivation):
+    """s_{1,2} (key 2 after query 1: the causal mask writes -inf before the softmax, and
+    nothing computes it) given as -inf, −∞ or -\\infty is right, where the line was
+    unreadable ("cannot read the value '-inf'", then "no quantity is called 's_{1,2}'"); a
+    number for it is wrong, saying why; -inf for a score that is computed (s_{1,1},
+    q_1 . k_1 / sqrt 2 of head 1) is wrong, with its exact value (the reference's, cut)."""
+    from decimal import ROUND_DOWN, Decimal
+    s11 = R.forward()["s"][1][0][0]
+    cut = Decimal(s11.numerator) / Decimal(s11.denominator)
+    cut = str(cut.quantize(Decimal("0.00001"), rounding=ROUND_DOWN)) + "\u2026"
+    lines = ["Head 1", "s_{1,2} = -inf", "s_{1,2} = \u2212\u221e", "s_{2,5} = -\\infty", "s_{1,2}^{(2)} = -inf",
+             "s_{1,2} = 0.5", "s_{1,1} = -inf", "s_{1,2} = -inf, a_{1,2} = 0"]
+    found = Checker(derivation).check_text("\n".join(lines))
+    assert [v.status for v in found] == ["correct"] * 4 + ["wrong", "wrong", "correct", "correct"], \
+        [v.message for v in found]
+    assert "the mask hides key 2 from query 1" in found[0].message
+    assert "the mask hides key 5 from query 2" in found[2].message
+    assert found[4].message == "s_{1,2}: wrong: the mask hides key 2 from query 1, so s_{1,2} is -inf (never " \
+        "computed, and a_{1,2} is exactly 0), not 0.5"
+    assert found[5].message.startswith("s_{1,1}: wrong: -inf is the value of a score the mask hides")
+    assert found[5].message.endswith(f"the exact value is {cut}"), (found[5].message, cut)
+    [unheaded] = Checker(derivation).check_text("s_{1,2} = -inf")  # both heads hide it: which head?
+    assert unheaded.status == "unreadable" and "several places" in unheaded.message and "Head 1" in unheaded.message

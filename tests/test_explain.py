@@ -459,3 +459,30 @@ def test_explain_a_shared_key_names_its_key_value_head():
     out = run_cli("explain", "cat-climbed-llama", "k_1[1]", "--head", "2")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].strip() == "k_1[1] (block 1, key/value head 1)"
+
+
+def test_explain_a_masked_score(tmp_path):
+    """s_{1,2} of head 1: key 2 comes after query 1, so the causal mask writes -inf there
+    before the softmax; the score is never computed and the graph holds no quantity of that
+    name ("no quantity is called" before). Only row 5's scores are printed (its table), and
+    under the causal mask row 5 sees every key: not printed. Both heads hide it: --head
+    chooses, as for a_{1,2}. Under a given mask (a window of 2 keys) row 5's table prints
+    −∞ for key 1."""
+    lines = explain("s_{1,2}", "--head", "1")
+    assert lines[0].strip() == "s_{1,2} (block 1, head 1)"
+    assert line(lines, "masked:") == "masked: \u2212\u221e, never computed (the mask hides key 2 from query 1, " \
+        "so a_{1,2} is exactly 0)  printed: not printed"
+    assert explain("s_{1,2}^{(2)}")[0].strip() == "s_{1,2} (block 1, head 2)"
+    both = run_cli("explain", "cat-climbed", "s_{1,2}")
+    assert both.returncode == 2 and "several places" in both.stderr and "--head" in both.stderr
+    assert "Traceback" not in both.stderr
+    assert run_cli("explain", "cat-climbed", "s_{1,1}", "--head", "1").stdout.count("masked") == 0  # (computed)
+    text = (Path(__file__).parent.parent / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    assert 'mask = "causal"' in text
+    window = tmp_path / "window.toml"
+    window.write_text(text.replace('mask = "causal"', "mask = [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], "
+                                                      "[0, 0, 1, 1, 0], [0, 0, 0, 1, 1]]"), encoding="utf-8")
+    out = run_cli("explain", str(window), "s_{5,1}", "--head", "2")
+    assert out.returncode == 0, out.stderr
+    assert line(out.stdout.splitlines(), "masked:").endswith("(the mask hides key 1 from query 5, so a_{5,1} is "
+                                                             "exactly 0)  printed: \u2212\u221e")
