@@ -40,7 +40,6 @@ def explain_setting(name: str, meanings: list[tuple[Fraction, str]]) -> list[str
     return [name, f"  {what}{said} in this case (one of its settings, not a computed quantity)"]
 
 
-
 def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref) -> list[str]:
     """The explanation of a score the mask hides, s_{i,j} (key j hidden from query i),
     which the graph does not hold: -inf by the mask, never computed, so its weight a_{i,j}
@@ -54,6 +53,7 @@ def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref) 
     return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),
             f"  masked: {infinity}, never computed (the mask hides key {meta.index} from query {meta.position}, "
             f"so {meta.label} is exactly 0)  printed: {shown}"]
+
 
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     """The explanation of one quantity as lines of text: a quantity of the forward pass

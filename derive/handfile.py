@@ -1282,7 +1282,6 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     return _from_chain(chain, text, line, source, context, exact)
 
 
-
 def _minus_infinity(name: str, text: str, line: int, source: str, context: dict) -> Entry | None:
     """The entry of ``NAME = -inf`` (``−∞``, ``-\\infty``): the name read as a checked
     line's name, its one value :data:`MINUS_INF`, which only a score the mask hides has (the
@@ -1296,6 +1295,7 @@ def _minus_infinity(name: str, text: str, line: int, source: str, context: dict)
         return None
     return Entry(line, _source(source, text), name=mathread.label(head), values=[MINUS_INF], head=context["head"],
                  block=context["block"], node=head, phase=phase)
+
 
 def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:
     """The entry of a read formula; with ``exact``, a number without places (``1e-05``,

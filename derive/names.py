@@ -234,7 +234,6 @@ def find(derivation: Derivation, name: str | Name, block: int | None = None, hea
     return _find(derivation, name, block, head)
 
 
-
 def masked_score(derivation: Derivation, name: str | Name, block: int | None = None,
                  head: int | None = None) -> list[Ref]:
     """A score the mask hides, ``s_{i,j}`` with key j hidden from query i: -inf by the mask,
@@ -259,6 +258,7 @@ def masked_score(derivation: Derivation, name: str | Name, block: int | None = N
         raise DeriveError(f"{quoted(str(name))} names quantities in several places ({where})",
                           expected="--block and/or --head to choose one")
     return [Ref("before", i) for i in found]
+
 
 def _labelled(derivation: Derivation, label: str, block: int | None, head: int | None) -> int | None:
     """The one forward quantity whose own label is ``label`` in ``block`` and ``head`` (a

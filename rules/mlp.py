@@ -60,7 +60,8 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids, reads: s
                   title="MLP" + (f" (block {block_no})" if len(case.blocks) > 1 else ""))
     resize = "widens" if block.d_mlp > case.d_model else "narrows" if block.d_mlp < case.d_model else "takes"
     words = (f"The MLP {resize} each row to {counted(block.d_mlp, 'number')} with W_1, applies {name} to each, "
-             + (f"multiplies it entry by entry with {reads} W_3 (a gated unit, {activation.glu or 'GLU'}), " if gated else "")
+             + (f"multiplies it entry by entry with {reads} W_3 (a gated unit, {activation.glu or 'GLU'}), "
+                if gated else "")
              + f"and brings it back to {case.d_model} with W_2"
              + ("." if after == "none" else f", then applies {registry.get(after).title} again."))
     m = m.ids()
