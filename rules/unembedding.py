@@ -48,7 +48,9 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     the steps.
 
     The tied case uses the same leaves as E, so dL/dE collects the input and the output
-    path. Temperature divides the logits (a rational scaling)."""
+    path. z names the logits, f W_U (Radford et al. 2019); under a temperature T the
+    softmax reads z / T, a scratch value (a rational scaling): p = softmax(z / T), and e^z
+    is e^(z / T), as for given logits."""
     if case.W_U is None and not E:  # a given X has no embedding step: the tied W_U still reads E
         E = weight(graph, "E", case.E)
     W_U = [list(col) for col in zip(*E)] if case.W_U is None else weight(graph, "W_U", case.W_U)
@@ -60,14 +62,15 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
     targets = loss_targets(case)
     rows = {}
     for t in sorted(set(targets) | {last}):
-        z = Array(graph, [f[t]]) @ Array(graph, W_U)
-        if T_temp != 1:
-            z = z * (1 / T_temp)
-        rows[t] = softmax(graph, case, z.named(_logit(case, t + 1)("z")), t + 1)
+        z = (Array(graph, [f[t]]) @ Array(graph, W_U)).named(_logit(case, t + 1)("z"))
+        scaled = z if T_temp == 1 else Array(graph, (z * (1 / T_temp)).ids())  # (z / T: a scratch value)
+        rows[t] = softmax(graph, case, scaled, t + 1) | {"z": z.ids()[0]}
     out = rows[last] | {"rows": rows, "E": E}
-    words = (f"The product by W_U{' (tied: E^T)' if case.W_U is None else ''} gives one score z per token"
-             + (f", divided by the temperature T = {T_temp}" if T_temp != 1 else "")
-             + "; the softmax turns the scores into probabilities.")
+    words = (f"The product by W_U{' (tied: E^T)' if case.W_U is None else ''} gives one score z per token, "
+             "the logits; the softmax turns the scores into probabilities"
+             + (f", after the temperature T = {T_temp} divides every logit: p = softmax(z / T) "
+                + ("(T < 1 sharpens the distribution)." if T_temp < 1 else "(T > 1 flattens the distribution).")
+                if T_temp != 1 else "."))
     steps = [logits_step(case, rows, words)]
     out["L"], loss = loss_step(graph, case, rows, targets)
     return out, steps + ([loss] if loss else [])
@@ -163,10 +166,12 @@ def loss_step(graph: Graph, case: Case, rows: dict, targets: dict[int, int]) -> 
 
 
 def logits_step(case: Case, rows: dict, words: str) -> Step:
-    """The logits step: the last row's z, e^z and p by token (sorted), and, when the loss
-    reads other rows, z and p of every row (rows: positions, columns: tokens)."""
+    """The logits step: the last row's z, e^z (e^(z/T) under a temperature T) and p by
+    token (sorted), and, when the loss reads other rows, z and p of every row (rows:
+    positions, columns: tokens)."""
     out = rows[max(rows)]
-    tables = [Table(["token", "z", "e^z", "p"],
+    exp = "e^z" if case.conventions.temperature == 1 else "e^(z/T)"  # (z / T is a scratch value: z names the logits)
+    tables = [Table(["token", "z", exp, "p"],
                     [[f"`{case.pieces[c]}`", Ref("before", out["z"][c]), Ref("before", out["exp_z"][c]),
                       Ref("before", out["p"][c])] for c in range(len(case.pieces))],
                     title="Logits and softmax" + (f", row {max(rows) + 1}" if len(rows) > 1 else ""), sort_by=1)]
@@ -232,7 +237,8 @@ def _check_loss(case: Case) -> tuple[str, str, str] | None:
 
 UNEMBEDDING = register(Operation(
     name="logits", kind="stage", title="Logits, softmax, loss", stage=70, steps=("logits", "loss", "output"),
-    symbols={"z": "a logit", "exp_z": "e^z", "sum_exp_z": "the sum of e^z", "p": "a probability",
+    symbols={"z": "a logit", "exp_z": "e^z, or e^(z/T) under a temperature T", "sum_exp_z": "the sum of e^z",
+             "p": "a probability",
              "ell": "the loss of one row t, -ln p_t of its target (loss = mean)", "L": "the loss"},
     source="Radford et al. 2019 (GPT-2): z = f W_U, p = softmax(z / T), L = -ln p(target)",
     params=(Param("W_U", ("d_model", "V"), 'the unembedding, or "tied" (W_U = E^T)'),),

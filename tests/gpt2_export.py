@@ -72,18 +72,18 @@ def put(out: dict, symbol: str, t: torch.Tensor, *, block=None, head=None, norm=
 
 
 def put_outputs(out: dict, case: Case, z: torch.Tensor, p: torch.Tensor, L: torch.Tensor | None,
-                greedy: bool = False, position: int | None = None) -> None:
-    """The logits z, e^z, their sum, p and L of the last row (or of row ``position``,
-    1-based, without L), keyed as derive names them (the index of z, e^z and p is the
-    token piece)."""
+                greedy: bool = False, position: int | None = None, temperature: float = 1.0) -> None:
+    """The logits z (undivided), e^(z/T), their sum, p and L of the last row (or of row
+    ``position``, 1-based, without L), keyed as derive names them (the index of z, e^z and
+    p is the token piece)."""
     last = position or len(case.tokens)
     z, p = z.detach(), p.detach()
-    names = [("z", z), ("p", p)] + ([] if greedy else [("exp_z", torch.exp(z))])
+    names = [("z", z), ("p", p)] + ([] if greedy else [("exp_z", torch.exp(z / temperature))])
     for name, t in names:
         for c, piece in enumerate(case.pieces):
             out[(name, None, None, last, piece, None, None, False)] = float(t[c])
     if not greedy:
-        out[("sum_exp_z", None, None, last, None, None, None, False)] = float(torch.exp(z).sum())
+        out[("sum_exp_z", None, None, last, None, None, None, False)] = float(torch.exp(z / temperature).sum())
     if L is not None and case.conventions.loss == "mean":
         out[("L", None, None, None, None, None, None, False)] = float(L.detach())
     elif L is not None:
@@ -106,7 +106,7 @@ def put_row_losses(out: dict, case: Case, logits: torch.Tensor, temperature: flo
     labels = torch.tensor(lm_labels(case), dtype=torch.long)
     z = logits[:len(labels) - 1] / temperature
     for t in range(min(len(case.ids), len(labels)) - 1):
-        put_outputs(out, case, z[t], torch.softmax(z[t], dim=-1), None, position=t + 1)
+        put_outputs(out, case, logits[t], torch.softmax(z[t], dim=-1), None, position=t + 1, temperature=temperature)
     ell = F.cross_entropy(z, labels[1:], reduction="none")
     L = F.cross_entropy(z, labels[1:])
     if case.conventions.loss_log == "2":
@@ -399,10 +399,7 @@ def gpt2_forward(case: Case, model) -> Forward:
             # HF's ForCausalLMLoss upcasts the logits with .float() (float32), so its loss is
             # the float64 one above to float32's precision: the convention (shift, mean) is HF's
             assert abs(float(result.loss) - float(L)) <= 1e-6 * max(1.0, float(L)), (float(result.loss), float(L))
-        put_outputs(out, case, z, torch.softmax(z, dim=-1), L)
-        if case.logits is not None:  # derive names the given logits z (z / T is a scratch value)
-            for c, piece in enumerate(case.pieces):
-                out[("z", None, None, 1, piece, None, None, False)] = float(raw[c].detach())
+        put_outputs(out, case, z, torch.softmax(z, dim=-1), L)  # (GPT-2 has no temperature and no given logits)
         return out, L
 
     return run
@@ -844,8 +841,5 @@ class PartsModel(nn.Module):
             L = -torch.log_softmax(z, dim=-1)[case.target]
             if conv.loss_log == "2":
                 L = L / math.log(2)
-        put_outputs(out, case, z, torch.softmax(z, dim=-1), L)
-        if case.logits is not None:  # derive names the given logits z (z / T is a scratch value)
-            for c, piece in enumerate(case.pieces):
-                out[("z", None, None, 1, piece, None, None, False)] = float(raw[c].detach())
-        return out, L
+        put_outputs(out, case, raw, torch.softmax(z, dim=-1), L, temperature=float(conv.temperature))
+        return out, L  # (z names the logits, given or computed; z / T is a scratch value)

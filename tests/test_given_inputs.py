@@ -233,3 +233,39 @@ def test_a_case_from_given_vectors_has_a_title(tmp_path):
                                           '[[blocks]]\nsublayers = ["attention"]\nlayernorm = false\n'
                                           'projections = false\n')))
     assert case.title == "from the given vectors X"
+
+
+def test_a_temperature_leaves_the_logits_as_they_are():
+    """z names the logits f W_U at any temperature, as for given logits (docs/operations.md:
+    z = f W_U, p = softmax(z / T)): cat-climbed at T = 2 has its z of T = 1 (the seed's
+    z_roof = 2.49067..., 2.491 by hand), e^z is e^(z / 2) and p = softmax(z / 2); a hand
+    line of z = f W_U checks correct, and the page's table heads the column e^(z/T)."""
+    import math
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from flint import fmpq
+
+    from derive.cells import Printer
+    from derive.check import Checker
+    from derive.rounding import Format
+    from derive.steps import Ref
+
+    case = load_case("cat-climbed")
+    hot = derive(replace(case, conventions=replace(case.conventions, temperature=Fraction(2))))
+    one = derive(case)
+    z = [hot.value(Ref("before", i)) for i in hot.outputs["z"]]
+    for a, b in zip(z, [one.value(Ref("before", i)) for i in one.outputs["z"]]):  # (the same ball, or rational)
+        assert type(a) is type(b) and (a == b if isinstance(a, fmpq) else (a.mid(), a.rad()) == (b.mid(), b.rad()))
+    roof = case.pieces.index("\u2423roof")
+    assert abs(float(z[roof]) - 2.49067) < 1e-5
+    floats = [float(v) for v in z]
+    total = sum(math.exp(v / 2) for v in floats)
+    for c, v in enumerate(floats):
+        assert abs(float(hot.value(Ref("before", hot.outputs["exp_z"][c]))) - math.exp(v / 2)) < 1e-12
+        assert abs(float(hot.value(Ref("before", hot.outputs["p"][c]))) - math.exp(v / 2) / total) < 1e-12
+    [verdict] = Checker(hot).check_text("z_\u2423roof = 2.491")
+    assert verdict.status == "correct", verdict.message
+    logits = next(s for s in hot.steps if s.key == "logits")
+    assert logits.tables[0].columns[2] == "e^(z/T)"
+    assert Printer(hot, Format(places=3)).text[Ref("before", hot.outputs["z"][roof])] == "2.491"

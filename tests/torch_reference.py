@@ -41,7 +41,8 @@ class Forward:
             masked entries are -inf for s and 0 for exp_s and a), "sum_exp_s": T,
             "o": T x d_k (from scaled_dot_product_attention), "o_manual": a @ v}.
         f: the rows W_U reads (after the final LayerNorm when there is one), T x d.
-        z, exp_z, p: V (last row only); sum_exp_z and L: 0-d tensors (L None without a target).
+        z (the logits, f W_U), exp_z (e^(z/T)), p: V (last row only); sum_exp_z and L: 0-d tensors
+            (L None without a target).
     """
 
     x: torch.Tensor
@@ -207,13 +208,14 @@ def forward(case: Case, params: dict[ParamKey, torch.Tensor]) -> Forward:
     else:
         f = stream
     W_U = E.T if case.W_U is None else params[("W_U", None)]
-    z = (f[-1] @ W_U) / float(conv.temperature)
-    p = torch.softmax(z, dim=-1)
+    z = f[-1] @ W_U  # the logits; the softmax reads z / T
+    scaled = z / float(conv.temperature)
+    p = torch.softmax(scaled, dim=-1)
     out.f, out.z, out.p = f.detach(), z.detach(), p.detach()
-    out.exp_z = torch.exp(z).detach()
+    out.exp_z = torch.exp(scaled).detach()
     out.sum_exp_z = out.exp_z.sum()
     if case.target is not None:
-        out.L = -torch.log_softmax(z, dim=-1)[case.target]
+        out.L = -torch.log_softmax(scaled, dim=-1)[case.target]
     return out
 
 
