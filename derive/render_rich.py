@@ -524,7 +524,16 @@ class _VerdictRows:
         left, right, divider = Segment(box.mid_left), Segment(box.mid_right + "\n"), Segment(box.mid_vertical)
         rule = Segment(box.get_row(widths, "row", edge=True) + "\n")
         for k, verdict in enumerate(self.verdicts):
-            cells = [report.cell(console, options, i, text, widths[i]) for i, text in enumerate(_verdict_cells(verdict))]
+            texts = _verdict_cells(verdict)
+            if plain:  # (a row of one line: its line number's cell, then the text after it, made once)
+                tail = report.tail(console, options, texts[1], texts[2], widths, divider.text, right.text)
+                number = report.cell(console, options, 0, texts[0], widths[0])
+                if tail is not None and len(number) == 1:
+                    yield Segment(left.text + "".join(segment.text for segment in number[0]) + tail)
+                    if not (self.last and k == len(self.verdicts) - 1):
+                        yield rule
+                    continue
+            cells = [report.cell(console, options, i, text, widths[i]) for i, text in enumerate(texts)]
             height = max(1, *(len(cell) for cell in cells))
             if any(len(cell) != height for cell in cells):
                 cells = [Segment.set_shape(Segment.align_top(cell, width, height, Style.null()), width, height)
@@ -550,6 +559,7 @@ class _VerdictReport:
         self.verdicts, self.file, self.table = verdicts, file, _verdict_table(file)
         self._widths: dict[int, list[int]] = {}
         self._cells: dict[tuple, list] = {}
+        self._tails: dict[tuple, str | None] = {}
 
     def widths(self, console, options) -> list[int]:
         """The column widths Rich gives the whole table at ``options``' width: Rich's own
@@ -576,6 +586,19 @@ class _VerdictReport:
     def width(self, console, options) -> int:
         """The whole table's width at ``options``: its columns' and its borders'."""
         return sum(self.widths(console, options)) + self.table._extra_width
+
+    def tail(self, console, options, status: str, message: str, widths: list[int], divider: str,
+             right: str) -> str | None:
+        """The text of a row of the table without styles after its line number's cell: the
+        divider, the verdict's cell, the divider, the message's cell and the right edge
+        (with the line's end), when both cells are one line at ``widths``; else None. Made
+        once per verdict and message (a long file repeats them)."""
+        key = (status, message, widths[1], widths[2])
+        if key not in self._tails:
+            verdict, said = (self.cell(console, options, i, text, widths[i]) for i, text in ((1, status), (2, message)))
+            self._tails[key] = None if len(verdict) != 1 or len(said) != 1 else \
+                divider + "".join(s.text for s in verdict[0]) + divider + "".join(s.text for s in said[0]) + right
+        return self._tails[key]
 
     def cell(self, console, options, column: int, text: str, width: int) -> list[list[Segment]]:
         """A cell's lines at ``width`` (padding included), as Rich's table renders them."""
