@@ -400,22 +400,16 @@ def _max_case_mb(file: str) -> float:
 
 def _digits(value) -> int:
     """The digits of a number as the case writes it (``0.125``: 3, ``"1/7"``: 2, ``12``:
-    2; a decimal its significant digits, ``0.0001`` and ``1e-999`` 1, as ``1e999``, whose
-    size is bounded apart, between 1e-1000 and 1e1000; a decimal text, ``"1e-999"``, as the
-    same decimal unquoted), counted without turning it into text first (an int of 10^5
-    digits has no text)."""
+    2; a decimal counts the places of its denominator: ``0.0001``: 4), counted without
+    turning it into text first (an int of 10^5 digits has no text)."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):  # (from its bits, one too many when it is below that power of 10: 10^499 <= 500 digits)
         digits = max(1, int(abs(value).bit_length() * 0.30103) + 1)
         return digits - 1 if digits > 1 and abs(value) < 10 ** (digits - 1) else digits
-    if isinstance(value, str) and "/" not in value:
-        try:
-            value = Decimal(value.strip().replace("\u2212", "-"))
-        except (InvalidOperation, ValueError):
-            return sum(ch.isdigit() for ch in value)
-    if isinstance(value, Decimal):  # 1e-999 and 1e999 alike: one digit (their size is bounded apart)
-        return len(value.as_tuple().digits)
+    if isinstance(value, Decimal):  # 0.0001 has 4 digits (its denominator, 10^4); 1e999 one (its size is bounded apart)
+        sign, digits, exponent = value.as_tuple()
+        return max(len(digits), -exponent) if isinstance(exponent, int) else len(digits)
     if isinstance(value, str):
         return sum(ch.isdigit() for ch in value)
     return 0
