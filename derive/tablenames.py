@@ -234,7 +234,8 @@ def _claim(derivation: Derivation, entry: Entry, position: int | None = None) ->
 def _page_cell(derivation: Derivation, cell) -> Claim | None:
     """The quantity derive's own page prints in this cell: a table of the derivation's
     steps with the same title and header whose row has the same key (the page calls the
-    rows of a given X ``k_j`` and ``output`` when no W_K or block output exists), else None."""
+    rows of a given X ``k_j`` and ``output`` when no W_K or block output exists; a table
+    printed sorted, the logits by size, holds it in another row), else None."""
     table = cell.table
     for step in derivation.steps:
         for page in step.tables:
@@ -245,8 +246,12 @@ def _page_cell(derivation: Derivation, cell) -> Claim | None:
             row, column = table.row_at(cell.row), table.column_at(cell.column)
             if _plain(page.columns[column]) != _plain(table.header[cell.column]):
                 continue
-            if row >= len(page.rows) or _plain(page.rows[row][0]) != _plain(table.rows[cell.row][0]):
-                continue
+            key = _plain(table.rows[cell.row][0])
+            if row >= len(page.rows) or _plain(page.rows[row][0]) != key:  # (a table printed sorted, the logits
+                rows = [k for k, r in enumerate(page.rows) if _plain(r[0]) == key]  # by size: its row by its key)
+                if len(rows) != 1:
+                    continue
+                row = rows[0]
             found = page.rows[row][column]
             if found == "0" and "masked" in page.rows[row]:  # (a column group of the page: "masked" in another)
                 return _masked_key(table.header[cell.column])
