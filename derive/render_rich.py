@@ -235,10 +235,11 @@ def _table(table, rows: list[list], printer: Printer, marks: dict) -> "WholeTabl
 def _keys(rows: list[list]) -> int:
     """How many leading columns of a table's ``rows`` name the row (``id``, ``token``,
     ``row``): those before the first column with a number or a vector in any row, at least
-    one (the column every group repeats)."""
+    one (the column every group repeats); in a table of no quantity (crane's 64 tokens
+    and their ids), the first alone, so that it splits into column groups."""
     width = max(map(len, rows), default=0)
-    first = next((j for j in range(width) if any(j < len(r) and refs_of(r[j]) for r in rows)), width)
-    return max(first, 1)
+    first = next((j for j in range(width) if any(j < len(r) and refs_of(r[j]) for r in rows)), None)
+    return 1 if first is None else max(first, 1)  # (a table of no quantity, tokens and their ids: its first)
 
 
 class WholeTable:
@@ -267,7 +268,8 @@ class WholeTable:
             title = self.title or ""
             data = [i - self.keys + 1 for i in group if i >= self.keys]  # (numbered as the data columns: c_1 is 1)
             if len(groups) > 1 and data:
-                title += " " + column_group(data[0], data[-1], len(self.columns) - self.keys)
+                group_title = column_group(data[0], data[-1], len(self.columns) - self.keys)
+                title = f"{title} {group_title}" if title else group_title
             widths = _fit([need[i] for i in group], [full[i] for i in group], options.max_width, self.BORDER)
             if title:  # on a line of its own: a narrow table (a column W_Q^(1), 4 x 1) does not fold it
                 yield Line(title, style="table.title")

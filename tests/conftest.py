@@ -34,7 +34,8 @@ if os.environ.get("CI"):
 # Tests not parametrized with crane that derive it all the same.
 CRANE_TESTS = {"test_crane_hand_set_head_sends_the_first_it_to_load", "test_crane_is_summarised",
                "test_crane_is_printed_whole_at_80", "test_all_rows_prints_every_number_of_crane",
-               "test_crane_every_json_number_is_printed_whole"}
+               "test_crane_every_json_number_is_printed_whole",
+               "test_a_table_of_no_quantity_splits_into_column_groups"}
 
 NOT_QUICK = {
     # documents: pdflatex, KaTeX under Node, Chromium, Pandoc and cmark-gfm

@@ -287,3 +287,18 @@ def test_emoji_codes_are_printed_as_written(tmp_path):
     assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in text
     assert text.startswith("the cat :smile:  (")
     assert text.count(":smile:") >= 3  # the title, E's row, the logits table's row
+
+
+def test_a_table_of_no_quantity_splits_into_column_groups():
+    """crane's tokens and ids (64 columns, no quantity in any) at 80 columns: split into
+    column groups, each repeating the row's name (its first column), every token and id
+    printed whole; it was one table of 65 columns squeezed to nothing (no token, no id)."""
+    from derive.case import load_case
+
+    case = load_case("crane")
+    text = cli("run", "crane", "--step", "tokens", "--width", "80")
+    assert max(map(len, text.splitlines())) <= 80
+    assert text.count("(columns ") >= 5 and f"of {len(case.ids)})" in text
+    ids = [int(cell) for line in text.splitlines() if line.startswith("\u2502 id ")
+           for cell in line.strip("\u2502").split("\u2502")[1:]]
+    assert ids == list(case.ids)
