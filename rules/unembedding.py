@@ -66,11 +66,11 @@ def unembedding(graph: Graph, case: Case, f: Ids, E: Ids) -> tuple[dict, list[St
         scaled = z if T_temp == 1 else Array(graph, (z * (1 / T_temp)).ids())  # (z / T: a scratch value)
         rows[t] = softmax(graph, case, scaled, t + 1) | {"z": z.ids()[0]}
     out = rows[last] | {"rows": rows, "E": E}
-    words = (f"The product by W_U{' (tied: E^T)' if case.W_U is None else ''} gives one score z per token, "
-             "the logits; the softmax turns the scores into probabilities"
-             + (f", after the temperature T = {T_temp} divides every logit: p = softmax(z / T) "
-                + ("(T < 1 sharpens the distribution)." if T_temp < 1 else "(T > 1 flattens the distribution).")
-                if T_temp != 1 else "."))
+    words = (f"The product by W_U{' (tied: E^T)' if case.W_U is None else ''} gives one score z per token"
+             + ("; the softmax turns the scores into probabilities." if T_temp == 1 else
+                f", the logits; the softmax of z / T turns them into probabilities: the temperature T = {T_temp} "
+                "divides every logit first "
+                + ("(T < 1 sharpens the distribution)." if T_temp < 1 else "(T > 1 flattens the distribution).")))
     steps = [logits_step(case, rows, words)]
     out["L"], loss = loss_step(graph, case, rows, targets)
     return out, steps + ([loss] if loss else [])
