@@ -684,10 +684,10 @@ class _Reader:
             raise self.fail(where, f"unknown value {_describe(value)}",
                             "one of " + ", ".join(conv.options()) + " or a number > 0")
         number = self.number(value, where)
-        if conv.kind in ("positive", "choice_or_positive") and number <= 0:
-            raise self.fail(where, f"is {number}", "a positive number")
+        if conv.kind in ("positive", "choice_or_positive") and number <= 0:  # (the value as written: -1e999,
+            raise self.fail(where, f"is {_describe(value)}", "a positive number")  # not its 1,000 digits)
         if conv.kind == "nonnegative" and number < 0:
-            raise self.fail(where, f"is {number}, which is negative", conv.expected or "a number >= 0")
+            raise self.fail(where, f"is {_describe(value)}, which is negative", conv.expected or "a number >= 0")
         return number
 
     def zero_one(self, value, where: str) -> tuple[tuple[int, ...], ...]:

@@ -145,3 +145,16 @@ def test_a_prompt_past_the_tokens_limit_is_refused(tmp_path):
     text = edit('text = "the cat climbed the"', 'ids = [' + ", ".join(["0"] * 1025) + "]")
     result, path = run_case(tmp_path, text, "--step", "tokens")
     assert_clean_error(result, path, "prompt.ids", "1,025 tokens", "limit of 1024")
+
+
+def test_a_huge_negative_setting_is_said_as_written(tmp_path):
+    """temperature = -1e999 is refused in one short line that names the field and shows the
+    value as the file writes it, not its 1,000 digits (the line was 1,100 characters)."""
+    text = (Path(__file__).parents[1] / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    path = tmp_path / "cold.toml"
+    path.write_text(text.replace("temperature = 1", "temperature = -1e999", 1), encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(str(path))
+    message = str(info.value)
+    assert "conventions.temperature" in message and "negative" in message and "1E+999" in message
+    assert len(message) < 200, len(message)
