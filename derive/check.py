@@ -282,7 +282,7 @@ class Checker:
         except NotDerived:
             return True
         except DeriveError:
-            return self.definition(entry, SIZES) is not None or len(entry.values) == 1 and bool(self._masked(entry))
+            return self.definition(entry, SIZES) is not None or bool(self._masked(entry))
         return len(refs) == (1 if entry.exact is not None else len(entry.values))
 
     def check_entry(self, entry: Entry, last: list[int]) -> Verdict:
@@ -346,8 +346,7 @@ class Checker:
                 known = self.definition(entry, SIZES)
                 if known is not None:
                     return known
-                masked = self.masked_score(entry.name, entry.block, entry.head, in_file=True) \
-                    if entry.phase == "before" and len(entry.values) == 1 and entry.exact is None else []
+                masked = self._masked(entry, quiet=False)
                 if masked:
                     return self.judge_masked(entry, masked[0])
                 if entry.kind == "inline":
@@ -648,15 +647,21 @@ class Checker:
                                   "the name, as in s_{1,2}^{(1)}") from None
             raise
 
-    def _masked(self, entry: Entry) -> list[Ref]:
-        """:meth:`masked_score` of a line's name in its head and block ([] when it names no
-        masked score, or names one in several heads)."""
-        if entry.phase != "before" or entry.exact is not None:
+    def _masked(self, entry: Entry, quiet: bool = True) -> list[Ref]:
+        """:meth:`masked_score` of a line of one value written in the pass before the step,
+        in its head and block ([] when it names no masked score; with ``quiet``, also when
+        it names one in several heads).
+
+        Raises:
+            DeriveError: without ``quiet``, as :meth:`masked_score` (in the words of a file)."""
+        if entry.phase != "before" or entry.exact is not None or len(entry.values) != 1:
             return []
         try:
             return self.masked_score(entry.name, entry.block, entry.head, in_file=True)
         except DeriveError:
-            return []
+            if quiet:
+                return []
+            raise
 
     def judge_masked(self, entry: Entry, weight: Ref) -> Verdict:
         """A line about a score the mask hides (``s_{1,2} = -inf``; ``weight``: its a_{i,j},

@@ -189,14 +189,13 @@ def _row_name(derivation: Derivation, text: str) -> Name | None:
     """The Name of the row of named quantities whose label, less its column, is ``text``
     (``o_51^(1)`` of o_51^(1)[1] ...), when that Name writes ``text``; else None. A row's
     own text is read back as its Name without the Earley parser (several milliseconds a
-    name: checking crane's own page parsed 583 rows, 2.3 s); the rows are indexed by
-    their labels once per derivation."""
+    name: checking crane's own page parsed 583 rows, 2.3 s); the rows are indexed once per
+    derivation, from the index of labels (:func:`_labels`)."""
     def index() -> dict[str, int]:
         out: dict[str, int] = {}
-        for i, node in enumerate(derivation.graph.nodes):
-            label = node.meta.label
-            if label and label[-1] == "]" and node.meta.symbol:
-                out.setdefault(label[:label.rindex("[")], i)
+        for label, places in _labels(derivation).items():
+            if label[-1] == "]":
+                out.setdefault(label[:label.rindex("[")], places[0][0])
         return out
     i = per_derivation(derivation, "rows", index).get(text)
     if i is None:
@@ -265,15 +264,22 @@ def _labelled(derivation: Derivation, label: str, block: int | None, head: int |
     quantity with no block or head is in every one), or None when none or several are: a
     quantity's label is read back as that quantity, so derive's own plain names are found
     without the Earley parser (about 16 ms a name)."""
+    near = [i for i, b, h in _labels(derivation).get(label, ())
+            if (block is None or b in (None, block)) and (head is None or h in (None, head))]
+    return near[0] if len(near) == 1 else None
+
+
+def _labels(derivation: Derivation) -> dict[str, list[tuple[int, int | None, int | None]]]:
+    """The named forward quantities (no weight: what :func:`_search` looks at) by their
+    label, each as (node id, block, head), in the graph's order; worked out once per
+    derivation."""
     def index() -> dict[str, list[tuple]]:
         out: dict[str, list[tuple]] = {}
         for i, node in enumerate(derivation.graph.nodes):
-            if node.meta.label and node.meta.symbol and not node.meta.param:  # what _search looks at
+            if node.meta.label and node.meta.symbol and not node.meta.param:
                 out.setdefault(node.meta.label, []).append((i, node.meta.block, node.meta.head))
         return out
-    near = [i for i, b, h in per_derivation(derivation, "labels", index).get(label, ())
-            if (block is None or b in (None, block)) and (head is None or h in (None, head))]
-    return near[0] if len(near) == 1 else None
+    return per_derivation(derivation, "labels", index)
 
 
 def _find(derivation: Derivation, name: str | Name, block: int | None, head: int | None) -> list[Ref]:
