@@ -49,7 +49,7 @@ CARRY_MODES = ("exact", "printed")
 PASSES = ("before", "after")  # the forward passes a reader recomputes: before the SGD step and after it
 
 
-@dataclass
+@dataclass(eq=False)
 class Reading:
     """One quantity, recomputed by a reader from the printed inputs.
 
@@ -153,7 +153,7 @@ class Reading:
         return ["from the printed inputs and the reader's own unrounded ", *names, " (not printed)"]
 
 
-@dataclass
+@dataclass(eq=False)
 class SumNote:
     """A softmax row whose printed weights (attention) or probabilities (p) do not add up
     to 1: ``row`` names it (a_{5,j}, or p) and ``where`` says which head (and block), in words."""

@@ -26,7 +26,7 @@ from .steps import Ref, Table, Vec, refs_of, step_refs, table_refs
 SCIENTIFIC = re.compile(r"[-\u2212]?\d\.?\d*e([-\u2212]?\d+)")  # 1.078e4342944819 (not "undecided")
 
 
-@dataclass
+@dataclass(eq=False)
 class Note:
     """A note under a table about the cells ``refs`` (a last-digit disagreement, a tie, a
     softmax row that does not add up to 1, or the drift of a carried chain): ``parts`` is

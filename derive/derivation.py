@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # (the exact forms' type; SymPy is loaded only when one is bu
 VALUE_FORMAT = Format(places=None, sig=30, mode="half-even")  # the JSON ``value`` field
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Derivation:
     """A case's derivation graph, its steps, and its numbers on demand.
 

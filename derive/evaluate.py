@@ -31,7 +31,7 @@ START_PREC = 128  # bits; enough for 30 significant digits of the JSON ``value``
 MAX_PREC = 128 * 2 ** 7
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Pass(Sequence):
     """The values of every node of one forward pass, indexed by node id: ``values`` as
     the pass made them, None for the entries of a weight that only matrix kernels read
@@ -120,7 +120,7 @@ class LeafValues(Mapping):
         return sum(w.rows * w.cols for w in self._weights) + len(self.others)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Evaluation:
     """Everything derive computes for a case at one working precision.
 

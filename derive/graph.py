@@ -641,7 +641,7 @@ class _Label:
         meta.__dict__["_label"] = value
 
 
-@dataclass
+@dataclass(eq=False)
 class Meta:
     """What a quantity is called: JSON ``symbol``, ``block``, ``head``, ``position``
     (1-based row), ``index`` (1-based column or a token piece), ``norm`` (which LayerNorm:
@@ -1006,7 +1006,7 @@ def _parts(parents, shared: set[int]) -> list:
     return parts
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Node:
     """One quantity: ``op`` applied to ``parents`` (node ids: a tuple, or the
     :class:`Operands` of a matrix product's entry), or a leaf when ``op`` is None (a given
@@ -1065,7 +1065,7 @@ class Nodes(Sequence):
         self.items += [run] * len(run)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Graph:
     """The derivation DAG; node ids are list indices in creation (topological) order.
     ``kernels`` maps the first id of a run of Dot nodes that form one matrix product to

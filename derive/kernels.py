@@ -477,7 +477,7 @@ def transpose(M: list[list]) -> list[list]:
     return [list(col) for col in zip(*M)]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MatMul:
     """A run of Dot nodes that together are ``Y = X W (+ b)``.
 

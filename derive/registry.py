@@ -22,7 +22,7 @@ from typing import Any, Callable
 KINDS = ("stage", "sublayer", "norm", "activation")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Convention:
     """A switch that changes printed digits (DESIGN.md, "Conventions are explicit switches").
 
@@ -63,7 +63,7 @@ class Convention:
         return self.choices() if callable(self.choices) else dict(self.choices)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Param:
     """A weight of an operation.
 
@@ -85,7 +85,7 @@ class Param:
     needs: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Operation:
     """One operation of the model, declared in one place by its module in ``rules/``.
 

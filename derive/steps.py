@@ -72,7 +72,7 @@ def refs_of_ids(phase: str, ids: Iterable[int]) -> Iterator[Ref]:
     return map(tuple.__new__, repeat(Ref), zip(repeat(phase), ids))
 
 
-@dataclass
+@dataclass(eq=False)
 class Vec:
     """A row vector of quantities, printed ``[a, b, c]``."""
 
@@ -151,7 +151,7 @@ def vec(ids: Sequence[int], phase: str = "before") -> Vec:
 Cell = Union[str, int, Ref, Vec]
 
 
-@dataclass
+@dataclass(eq=False)
 class Table:
     """Columns (headers in the chapter's notation: plain text, or a
     :class:`~derive.name.Name` or formula, which every renderer prints in its own
@@ -168,7 +168,7 @@ class Table:
     sort_by: int | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class Equation:
     """``lhs = rhs`` where rhs is a quantity, a vector of them, or a text calculation; lhs
     is plain text (``mu_5``), or better a :class:`~derive.name.Name` or a formula
@@ -179,7 +179,7 @@ class Equation:
     rhs: Cell
 
 
-@dataclass
+@dataclass(eq=False)
 class Step:
     """One numbered step of the worked example.
 

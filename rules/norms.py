@@ -32,7 +32,7 @@ def eps_text(eps: Fraction) -> str:
     return short if short is not None and Fraction(short) == eps else text(F.number(eps))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NormSlot:
     """One place a norm runs.
 
