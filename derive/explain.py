@@ -49,10 +49,16 @@ def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref) 
     meta = derivation.meta(weight)
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
     infinity = printer.fmt.minus + "\u221e"
-    shown = infinity if meta.position == len(derivation.case.tokens) else "not printed"
+    shown = infinity if meta.position == len(derivation.case.tokens) else None
     return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),
             f"  masked: {infinity}, never computed (the mask hides key {meta.index} from query {meta.position}, "
-            f"so {meta.label} is exactly 0)  printed: {shown}"]
+            f"so {meta.label} is exactly 0)  {_printed(shown)}"]
+
+
+def _printed(shown: str | None) -> str:
+    """What the page prints of a quantity, as explain's lines end: ``printed: 0.383``, or
+    ``not printed`` when no table prints it."""
+    return "not printed" if shown is None else f"printed: {shown}"
 
 
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
@@ -74,19 +80,18 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("key/value head" if shared else "head",
                                                                       meta.head)) if v)
     lines = [label_of(derivation, ref) + (f" ({where})" if where else "")]
-    printed = printer.shown(ref)  # (None: no table prints it)
-    shown = printed or "not printed"
+    shown = printer.shown(ref)  # (None: no table prints it)
     if ref.phase == "grad":
         exact = derivation.exact_text(ref)
         return lines + [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
             ([f"  exact: {exact}"] if exact != lines[0] else []) + \
-            [f"  value: {printer.byhand.digits(derivation.value(ref))}  printed: {shown}",
+            [f"  value: {printer.byhand.digits(derivation.value(ref))}  {_printed(shown)}",
              "  the reader, from the printed inputs: no recalculation (derive writes no by-hand form of a derivative)"]
     if node.masked:  # (an entry of a run of leaves that stand for masked entries)
         return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed (the mask hides key "
-                        f"{meta.index} from query {meta.position})  printed: {shown}"]
+                        f"{meta.index} from query {meta.position})  {_printed(shown)}"]
     if node.op is None and ref.phase != "updated":
-        return lines + [f"  a given value: {derivation.exact_text(ref)}  printed: {shown}"]
+        return lines + [f"  a given value: {derivation.exact_text(ref)}  {_printed(shown)}"]
     inputs, hand = _operation(derivation, ref)
     kept = " (not trained: conventions.trained)" if ref.phase == "updated" and len(inputs) == 1 else ""
     label, formula = label_of(derivation, ref), text(hand([written(derivation, r) for r in inputs]))
@@ -101,19 +106,19 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
             continue
         label, exact = label_of(derivation, r), derivation.exact_text(r)  # (a derivative's exact text is its name)
         lines.append(f"    {label}{'' if exact == label else ' = ' + exact}  ~ "
-                     f"{printer.byhand.digits(derivation.value(r))}  printed: {printer.shown(r) or 'not printed'}")
+                     f"{printer.byhand.digits(derivation.value(r))}  {_printed(printer.shown(r))}")
     reading = printer.byhand.reading(ref)
     if ref.phase == "updated" and len(inputs) == 2 and printer.shown(inputs[1]) is None:  # a derivative not printed
         if reading is None:
             return lines + [f"  the reader, from the printed inputs: no recalculation ({label_of(derivation, inputs[1])} "
-                            f"is not printed); printed: {shown}"]
+                            f"is not printed); {_printed(shown)}"]
         # (the reader takes an unprinted derivative only when it is exactly 0: ByHand._gradient)
         return lines + [f"  the reader: {label_of(derivation, inputs[1])} is exactly 0 (no table prints it), so "
-                        f"the weight does not move: {printer.shown(inputs[0])}; printed: {shown}"]
+                        f"the weight does not move: {printer.shown(inputs[0])}; {_printed(shown)}"]
     if reading is None:  # (printed inputs that leave the step undefined, as ln 0.000, or no certain digits)
         return lines + ["  the reader, from the printed inputs: no recalculation (the step is undefined from the "
-                        f"printed values, or their digits are not certain); printed: {shown}"]
-    if printed is not None and shown != reading.correct and reading.reader == reading.correct:
+                        f"printed values, or their digits are not certain); {_printed(shown)}"]
+    if shown is not None and shown != reading.correct and reading.reader == reading.correct:
         # (printed as given: -0.5, not -0.500; a quantity no table prints keeps its rounded digits)
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
     exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"

@@ -122,7 +122,7 @@ def test_explain_a53_head_1(exact):
     row = line(lines, "e^s_{5,3} =")
     assert cut(es_exact[2]) in row and row.endswith(f"printed: {es_printed[2]}")
     row = line(lines, "sum_j e^s_{5,j} =")
-    assert cut(sum(es_exact.values())) in row and row.endswith("printed: not printed")
+    assert cut(sum(es_exact.values())) in row and row.endswith("  not printed")
     # the reader: the printed e^s of the row, exactly
     es = [R.printed(t) for t in es_printed]
     reader = es[2] / sum(es)
@@ -302,7 +302,7 @@ def test_the_reader_s_own_unprinted_values_are_said_so():
     lines = explain("p(␣roof) after")
     assert line(lines, "the reader,").startswith("the reader, from the printed inputs and the reader's own "
                                                  "unrounded e^z_j after the step (not printed): ")
-    assert line(lines, "e^z_␣roof after the step =").endswith("printed: not printed")
+    assert line(lines, "e^z_␣roof after the step =").endswith("  not printed")
     assert line(explain("L after"), "the reader,").startswith("the reader, from the printed inputs: -ln(0.396) =")
 
 
@@ -471,7 +471,7 @@ def test_explain_a_masked_score(tmp_path):
     lines = explain("s_{1,2}", "--head", "1")
     assert lines[0].strip() == "s_{1,2} (block 1, head 1)"
     assert line(lines, "masked:") == "masked: \u2212\u221e, never computed (the mask hides key 2 from query 1, " \
-        "so a_{1,2} is exactly 0)  printed: not printed"
+        "so a_{1,2} is exactly 0)  not printed"
     assert explain("s_{1,2}^{(2)}")[0].strip() == "s_{1,2} (block 1, head 2)"
     both = run_cli("explain", "cat-climbed", "s_{1,2}")
     assert both.returncode == 2 and "several places" in both.stderr and "--head" in both.stderr
