@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # (the exact forms' type; SymPy is loaded only when one is bu
     import sympy
 
 VALUE_FORMAT = Format(places=None, sig=30, mode="half-even")  # the JSON ``value`` field
+# the symbols of what the page prints after the SGD step (besides L): the last row's logits and softmax
+AFTER_SYMBOLS = frozenset({"z", "exp_z", "exp_z_over_T", "p", "L"})
 
 
 @dataclass(eq=False, repr=False)
@@ -165,7 +167,7 @@ class Derivation:
                 if derivatives:
                     leaves = self.gradient_leaves()
                     refs += [*refs_of_ids("grad", leaves), *refs_of_ids("updated", leaves)]
-                refs += refs_of_ids("after", compress(ids, map({"z", "exp_z", "p", "L"}.__contains__, symbols)))
+                refs += refs_of_ids("after", compress(ids, map(AFTER_SYMBOLS.__contains__, symbols)))
         return refs
 
 

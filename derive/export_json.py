@@ -5,10 +5,10 @@ in its weights, embedding and positions steps), then the quantities in the order
 computed.
 
 Fields: ``symbol`` (given, x, pe, x2 (x' = x + PE for a given X), mu, sigma, u, q, k, v,
-qk, s, exp_s, a, o, attn, h, u2, hidden, g, m, y, f, z, exp_z, p, L, grad, updated, and
-sum_exp_s / sum_exp_z), ``label`` (the
-chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index`` (1-based
-column, or the token piece for z, exp_z, p), ``norm`` (ln1, ln2, final for mu and sigma),
+qk, s, exp_s, a, o, attn, h, u2, hidden, g, m, y, f, z, exp_z (exp_z_over_T, e^(z/T), under a
+temperature T other than 1), p, L, grad, updated, and sum_exp_s / sum_exp_z / sum_exp_z_over_T),
+``label`` (the chapter's name), ``block``, ``head``, ``position`` (1-based row), ``index``
+(1-based column, or the token piece for z, exp_z, exp_z_over_T, p), ``norm`` (ln1, ln2, final for mu and sigma),
 ``param`` and ``token`` (for given, grad and updated: E, P, W_Q, ... and the E row's
 piece), ``after_step`` (true for the forward pass after the SGD step), ``exact`` (text in
 SymPy's string syntax, :meth:`~derive.exact.ExactForms.exact_text`: the fraction of a

@@ -932,9 +932,15 @@ def _indexed_row(node) -> str | None:
 
 
 def _exp_name(node) -> bool:
-    """``e^{s_{5,3}}`` and ``e^{z_j}``: the names of e^s and e^z as derive's LaTeX writes them."""
-    return (isinstance(node, Bin) and node.op == "^" and isinstance(node.a, Sym) and node.a.base == "e"
-            and not node.a.scripts and isinstance(node.b, Sym) and node.b.base in ("s", "z"))
+    """``e^{s_{5,3}}`` and ``e^{z_j}``: the names of e^s and e^z as derive's LaTeX writes them;
+    ``e^{z_j/T}`` (``e^(z_j/T)``), the softmax's term under a temperature T."""
+    if not (isinstance(node, Bin) and node.op == "^" and isinstance(node.a, Sym) and node.a.base == "e"
+            and not node.a.scripts):
+        return False
+    power = node.b
+    if isinstance(power, Bin) and power.op == "/" and power.b == Sym("T"):  # (z_j / T)
+        return isinstance(power.a, Sym) and power.a.base == "z"
+    return isinstance(power, Sym) and power.base in ("s", "z")
 
 
 def _joined(node) -> str | None:
@@ -973,7 +979,7 @@ def label(node) -> str:
     if isinstance(node, Deriv) and is_name(node):
         return f"dL/d{label(node.den)}"
     if _exp_name(node):
-        return "e^" + label(node.b)
+        return "e^" + (f"({label(node.b.a)}/T)" if isinstance(node.b, Bin) else label(node.b))
     if _indexed_row(node) is not None:
         return _indexed_row(node)
     if _sum_name(node):

@@ -6,7 +6,8 @@ A :class:`Name` carries the fields a reader reads in a name:
               ``attn``, ``h``, ``g``, ``m``, ``y``, ``f``, ``z``, ``p``, ``L``, ``PE``; a
               weight's own name (``E``, ``W_Q``, ``b_1``, ``ln1_gain``); or one of the
               compound quantities of the chapter: ``qk`` (q_i . k_j), ``exp_s`` (e^{s_{i,j}}),
-              ``sum_exp_s`` (sum_j e^{s_{i,j}}), ``exp_z``, ``sum_exp_z``, ``hidden`` (u'_t W_1)
+              ``sum_exp_s`` (sum_j e^{s_{i,j}}), ``exp_z``, ``sum_exp_z``, under a temperature
+              T ``exp_z_over_T`` (e^(z_j/T)) and ``sum_exp_z_over_T``, ``hidden`` (u'_t W_1)
     primes    u' is u with one prime (x' likewise)
     position  the row t (1-based), or a free letter (``t``, ``i``); for PE[pos, col], the
               paper's pos (from the case's first position)
@@ -38,11 +39,11 @@ NORMS = ("ln1", "ln2", "final")
 NORM_MARKS = {None: "", "ln2": "'", "final": "^f"}
 PRIMED_LETTERS = ("u", "x")  # letters whose prime is a prime (u' = LN(h), x' = x + PE)
 PAIR_INDEXED = ("s", "a", "exp_s")  # written s_{i,j}: the query row and the key column
-PIECE_INDEXED = ("z", "exp_z", "p")  # indexed by a vocabulary piece
-COMPOUND = ("qk", "exp_s", "sum_exp_s", "exp_z", "sum_exp_z", "hidden")
+PIECE_INDEXED = ("z", "exp_z", "exp_z_over_T", "p")  # indexed by a vocabulary piece
+COMPOUND = ("qk", "exp_s", "sum_exp_s", "exp_z", "sum_exp_z", "exp_z_over_T", "sum_exp_z_over_T", "hidden")
 PRIMED = {"x2": "x", "u2": "u"}  # JSON symbols of the primed quantities (x' = x + PE, u')
 # Symbols whose position the chapter does not write (the logits belong to the last row).
-UNPOSITIONED = ("z", "exp_z", "p", "sum_exp_z", "L")
+UNPOSITIONED = ("z", "exp_z", "exp_z_over_T", "p", "sum_exp_z", "sum_exp_z_over_T", "L")
 # The characters of a vocabulary piece that ``\texttt{...}`` spells as commands, for
 # pdflatex (T1) and KaTeX alike; < > | also keep a piece from reading as HTML or as a
 # Markdown table's column separator.
@@ -260,7 +261,7 @@ def name_of(meta) -> Name | None:
     index = Piece(meta.index) if symbol in PIECE_INDEXED and meta.index is not None else meta.index
     return Name(letter, primes=1 if symbol in PRIMED else 0,
                 position=None if symbol in UNPOSITIONED else meta.position,
-                index=None if symbol in ("L", "sum_exp_s", "sum_exp_z") else index,
+                index=None if symbol in ("L", "sum_exp_s", "sum_exp_z", "sum_exp_z_over_T") else index,
                 head=meta.head if shows_head else None, block=meta.block,
                 norm=None if meta.norm == "ln1" else meta.norm)
 

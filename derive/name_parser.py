@@ -76,6 +76,8 @@ GRAMMAR = r"""
 
 exp_name: "e" "^" name
         | "e" "^" "{" name "}"
+        | "e" "^" "(" name "/" "T" ")"          -> exp_over_t
+        | "e" "^" "{" name "/" "T" "}"          -> exp_over_t
 
 name: base primes mark? subscript* head? index? head?
     | ZED "_" piece                             -> logit
@@ -195,6 +197,12 @@ class _ToName(Transformer):
         if inner.fields.symbol not in ("s", "z"):
             raise NotAName(f"e^{inner} is not a quantity of the chapter (e^s or e^z)")
         return inner.but(symbol="exp_" + inner.fields.symbol)
+
+    def exp_over_t(self, inner):
+        if inner.fields.symbol != "z":
+            raise NotAName(f"e^({inner}/T) is not a quantity of the chapter (e^(z_j/T), the softmax's term under "
+                           "a temperature T)")
+        return inner.but(symbol="exp_z_over_T")
 
     def dot(self, left, _dot, right):
         pair = (left.fields.symbol, right.fields.symbol)

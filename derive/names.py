@@ -32,7 +32,8 @@ HEAD_REMARK = "of a head: explain --head, or a `Head 1` line in a checked file"
 # the loss's target piece): a logit, an attention weight, a residual entry, a norm's statistic,
 # a normalised row, a probability, the loss; then, for a case without them, scores, queries,
 # head outputs, inputs, MLP outputs, exponentials of logits
-EXAMPLE_KINDS = ("z", "a", "h", "sigma", "rms", "u", "p", "L", "s", "q", "o", "x", "m", "exp_z")
+EXAMPLE_KINDS = ("z", "a", "h", "sigma", "rms", "u", "p", "L", "s", "q", "o", "x", "m", "exp_z",
+                 "exp_z_over_T")
 MAX_EXAMPLES = 7
 
 _MEMO: dict[int, tuple] = {}  # id(derivation) -> (weak reference, {key: value computed once})
@@ -269,6 +270,16 @@ def _labelled(derivation: Derivation, label: str, block: int | None, head: int |
     return near[0] if len(near) == 1 else None
 
 
+def _over_T(derivation: Derivation, wanted: Name) -> Name | None:
+    """The Name under a temperature T other than 1 of e^z_j or of their sum (``e^(z_j/T)``,
+    ``sum_j e^(z_j/T)``: what the softmax reads, :func:`derive.rules.unembedding.softmax`)
+    when ``wanted`` is one of those and the case has it; else None."""
+    if wanted.fields.symbol not in ("exp_z", "sum_exp_z") or derivation.case.conventions.temperature in (0, 1):
+        return None
+    scaled = wanted.but(symbol=wanted.fields.symbol + "_over_T")
+    return scaled if _found(derivation, scaled, None, None) else None
+
+
 def _labels(derivation: Derivation) -> dict[str, list[tuple[int, int | None, int | None]]]:
     """The named forward quantities (no weight: what :func:`_search` looks at) by their
     label, each as (node id, block, head), in the graph's order; worked out once per
@@ -286,6 +297,10 @@ def _find(derivation: Derivation, name: str | Name, block: int | None, head: int
     wanted = read(name, derivation) if isinstance(name, str) else name
     found = _found(derivation, wanted, block, head)
     if not found:
+        scaled = _over_T(derivation, wanted)
+        if scaled is not None:  # e^z_a where the softmax reads e^(z_a/T)
+            raise DeriveError(f"no quantity is called {quoted(str(name))}: the softmax divides the logits by the "
+                              f"temperature T = {derivation.case.conventions.temperature} first", expected=str(scaled))
         raise DeriveError(f"no quantity is called {quoted(str(name))}", expected=expected(derivation))
     where = _places(derivation, found)
     if where is not None:

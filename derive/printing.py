@@ -62,7 +62,8 @@ def precedence_of(expr) -> int:
         symbol = expr.fields.symbol
         if expr.fields.after:
             return SUM
-        return {"sum_exp_s": SUM, "sum_exp_z": SUM, "qk": PRODUCT, "qk_rot": PRODUCT}.get(symbol, ATOM)
+        return {"sum_exp_s": SUM, "sum_exp_z": SUM, "sum_exp_z_over_T": SUM, "qk": PRODUCT,
+                "qk_rot": PRODUCT}.get(symbol, ATOM)
     if type(expr) is Pow and expr.args[1] != HALF:
         return POWER
     return ATOM
@@ -220,9 +221,13 @@ class _Formulas:
         if symbol in ("exp_s", "exp_z"):
             inner = Name(symbol[-1], position=f.position, index=f.index)
             return self._exp_name(self._print(inner)) + self._head(f.head)
+        if symbol == "exp_z_over_T":  # e^(z_j / T): the softmax's term under a temperature T
+            return self._exp_over_T(self._print(Name("z", index=f.index)))
         if symbol in ("sum_exp_s", "sum_exp_z"):
             inner = Name(symbol[-1], position=f.position, index="j")
             return self._sum("j") + self._exp_name(self._print(inner)) + self._head(f.head)
+        if symbol == "sum_exp_z_over_T":
+            return self._sum("j") + self._exp_over_T(self._print(Name("z", index="j")))
         if symbol == "hidden":
             return self._hidden(self._print(Name("u", primes=1, position=f.position)), f.index)
         if symbol == "p" and isinstance(f.index, Piece):
@@ -292,6 +297,9 @@ class TextPrinter(_Formulas):
 
     def _exp_name(self, inner: str) -> str:
         return "e^" + inner
+
+    def _exp_over_T(self, inner: str) -> str:
+        return f"e^({inner}/T)"
 
     def _sum(self, letter: str) -> str:
         return f"sum_{letter} "
@@ -432,6 +440,9 @@ class TexPrinter(_Formulas):
 
     def _exp_name(self, inner: str) -> str:
         return "e^{" + inner + "}"
+
+    def _exp_over_T(self, inner: str) -> str:
+        return "e^{" + inner + "/T}"
 
     def _sum(self, letter: str) -> str:
         return r"\sum_{" + letter + "} "

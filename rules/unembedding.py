@@ -112,11 +112,13 @@ def given_logits(graph: Graph, case: Case) -> tuple[dict, list[Step]]:
 
 def softmax(graph: Graph, case: Case, z: Array, position: int) -> dict:
     """e^z, their sum and p = e^z / sum_j e^z_j of one row of logits ``z`` (1 x V, already
-    named), for the row ``position`` (1-based): the ids ``z``, ``exp_z``, ``p`` (V each)
-    and ``sum``. The softmax of Bridle 1990; every logit enters its own exp (no shift by
-    the maximum: the values are exact)."""
-    e = z.exp().named(_logit(case, position)("exp_z"))
-    total = e.sum().named(lambda t, c: Meta.of(Name("sum_exp_z"), position=position))
+    named; under a temperature T other than 1, z / T, and the terms are named e^(z_j/T)),
+    for the row ``position`` (1-based): the ids ``z``, ``exp_z``, ``p`` (V each) and
+    ``sum``. The softmax of Bridle 1990; every logit enters its own exp (no shift by the
+    maximum: the values are exact)."""
+    exp = "exp_z" if case.conventions.temperature == 1 else "exp_z_over_T"
+    e = z.exp().named(_logit(case, position)(exp))
+    total = e.sum().named(lambda t, c: Meta.of(Name("sum_" + exp), position=position))
     p = (e / total).named(_logit(case, position)("p"))
     return {"z": z.ids()[0], "exp_z": e.ids()[0], "p": p.ids()[0], "sum": total.column()[0]}
 
@@ -237,8 +239,9 @@ def _check_loss(case: Case) -> tuple[str, str, str] | None:
 
 UNEMBEDDING = register(Operation(
     name="logits", kind="stage", title="Logits, softmax, loss", stage=70, steps=("logits", "loss", "output"),
-    symbols={"z": "a logit", "exp_z": "e^z, or e^(z/T) under a temperature T", "sum_exp_z": "the sum of e^z",
-             "p": "a probability",
+    symbols={"z": "a logit", "exp_z": "e^z", "sum_exp_z": "the sum of e^z",
+             "exp_z_over_T": "e^(z/T), the softmax's term under a temperature T other than 1",
+             "sum_exp_z_over_T": "the sum of e^(z/T)", "p": "a probability",
              "ell": "the loss of one row t, -ln p_t of its target (loss = mean)", "L": "the loss"},
     source="Radford et al. 2019 (GPT-2): z = f W_U, p = softmax(z / T), L = -ln p(target)",
     params=(Param("W_U", ("d_model", "V"), 'the unembedding, or "tied" (W_U = E^T)'),),

@@ -43,7 +43,7 @@ from test_torch_crosscheck import TOL, close, record_key
 from torch_reference import tensor
 
 DTYPE = torch.float64
-AFTER_SYMBOLS = ("z", "exp_z", "p", "L")
+AFTER_SYMBOLS = ("z", "exp_z", "exp_z_over_T", "p", "L")
 ParamKey = tuple  # (name, block, head): derive's param name, 1-based block or None, head or None
 # a derive weight inside a torch tensor: the tensor, and the view of it shaped as derive's
 # matrix (rows x columns; a vector is 1 x n). The view works on the weight and on its gradient.
@@ -73,17 +73,18 @@ def put(out: dict, symbol: str, t: torch.Tensor, *, block=None, head=None, norm=
 
 def put_outputs(out: dict, case: Case, z: torch.Tensor, p: torch.Tensor, L: torch.Tensor | None,
                 greedy: bool = False, position: int | None = None, temperature: float = 1.0) -> None:
-    """The logits z (undivided), e^(z/T), their sum, p and L of the last row (or of row
-    ``position``, 1-based, without L), keyed as derive names them (the index of z, e^z and
-    p is the token piece)."""
+    """The logits z (undivided), e^z (e^(z/T) under a temperature T other than 1), their
+    sum, p and L of the last row (or of row ``position``, 1-based, without L), keyed as
+    derive names them (the index of z, e^z and p is the token piece)."""
     last = position or len(case.tokens)
     z, p = z.detach(), p.detach()
-    names = [("z", z), ("p", p)] + ([] if greedy else [("exp_z", torch.exp(z / temperature))])
+    exp = "exp_z" if temperature == 1 else "exp_z_over_T"
+    names = [("z", z), ("p", p)] + ([] if greedy else [(exp, torch.exp(z / temperature))])
     for name, t in names:
         for c, piece in enumerate(case.pieces):
             out[(name, None, None, last, piece, None, None, False)] = float(t[c])
     if not greedy:
-        out[("sum_exp_z", None, None, last, None, None, None, False)] = float(torch.exp(z / temperature).sum())
+        out[("sum_" + exp, None, None, last, None, None, None, False)] = float(torch.exp(z / temperature).sum())
     if L is not None and case.conventions.loss == "mean":
         out[("L", None, None, None, None, None, None, False)] = float(L.detach())
     elif L is not None:

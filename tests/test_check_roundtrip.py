@@ -222,11 +222,12 @@ def test_round_trip_rmsnorm(tmp_path, name, edit):
 @pytest.mark.parametrize("command", ["run", "markdown", "latex"])
 def test_round_trip_with_a_temperature(tmp_path, command):
     """A model case at T = 2: its logits table (sorted by z, its column e^(z/T)) reads back
-    from derive's own page, every row by its token (the page's table matched by its key,
-    not its place: it was 'no quantity is called T_roof' for each of its 12 rows)."""
+    from derive's own page, every row by its token, each e^(z_j/T) by that name (the page's
+    table matched by its key, not its place: it was 'no quantity is called T_roof' for each
+    of its 12 rows)."""
     case = norm_case(tmp_path, "cat-hot", lambda t: t.replace("temperature = 1", "temperature = 2", 1))
     verdicts = round_trip(tmp_path, case, command, [], 600, 200)
-    exp = [v for v in verdicts if v.name and v.name.startswith("e^z_") and v.status == "correct"]
+    exp = [v for v in verdicts if v.name and v.name.startswith("e^(z_") and v.status == "correct"]
     assert len(exp) >= 10, [v.name for v in verdicts if v.name and v.name.startswith("e^")]
 
 

@@ -269,3 +269,29 @@ def test_a_temperature_leaves_the_logits_as_they_are():
     logits = next(s for s in hot.steps if s.key == "logits")
     assert logits.tables[0].columns[2] == "e^(z/T)"
     assert Printer(hot, Format(places=3)).text[Ref("before", hot.outputs["z"][roof])] == "2.491"
+
+
+def test_under_a_temperature_the_softmax_terms_are_named_e_to_the_z_over_T():
+    """softmax-temperature (logits 2, 1, 0.1 for a, b, c at T = 1/2): the softmax's terms
+    are e^(z_j/T), e^4 = 54.59815 for a, named so in every notation and in the JSON
+    (``exp_z_over_T``), and their sum sum_j e^(z_j/T) = e^4 + e^2 + e^0.2 = 63.20861; a
+    hand line of either name checks correct, and e^z_a (e^2, the temperature forgotten)
+    is answered with the name to write. At T = 1 the terms stay e^z_j."""
+    from derive.check import Checker
+    from derive.export_json import records
+    from derive.steps import Ref
+
+    hot = derive(load_case("softmax-temperature"))
+    terms = [hot.graph.nodes[i].meta for i in hot.outputs["exp_z"]]
+    assert [m.label for m in terms] == ["e^(z_a/T)", "e^(z_b/T)", "e^(z_c/T)"]
+    assert abs(float(hot.value(Ref("before", hot.outputs["exp_z"][0]))) - math.exp(4)) < 1e-12
+    assert hot.graph.nodes[hot.outputs["sum"]].meta.label == "sum_j e^(z_j/T)"
+    symbols = {r["label"]: r["symbol"] for r in records(hot, Format(places=3)) if not r["after_step"]}
+    assert symbols["e^(z_a/T)"] == "exp_z_over_T" and symbols["sum_j e^(z_j/T)"] == "sum_exp_z_over_T"
+    assert round(math.exp(4) + math.exp(2) + math.exp(0.2), 3) == 63.209
+    verdicts = Checker(hot).check_text("e^(z_a/T) = 54.598\ne^{z_{a}/T} = 54.598\n"
+                                       "\\sum_{j} e^{z_{j}/T} = 63.209\ne^z_a = 7.389\n")
+    assert [v.status for v in verdicts] == ["correct", "correct", "correct", "unreadable"], verdicts
+    assert "temperature T = 1/2" in verdicts[3].message and "e^(z_a/T)" in verdicts[3].message
+    cold = derive(load_case("softmax"))
+    assert [cold.graph.nodes[i].meta.label for i in cold.outputs["exp_z"]][0].startswith("e^z_")

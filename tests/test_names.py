@@ -46,6 +46,10 @@ NAMES = [
     (Name("z", index=Piece("\u2423roof")), "z_\u2423roof", "z_\u2423roof", r"z_{\texttt{\textvisiblespace{}roof}}"),
     (Name("p", index=Piece("\u2423roof")), "p(\u2423roof)", "p(\u2423roof)", r"p(\texttt{\textvisiblespace{}roof})"),
     (Name("exp_z", index=Piece("<eot>")), "e^z_<eot>", "e^z_<eot>", r"e^{z_{\texttt{\textless{}eot\textgreater{}}}}"),
+    # under a temperature T other than 1, the softmax's term e^(z_j/T) and their sum
+    (Name("exp_z_over_T", index=Piece("\u2423roof")), "e^(z_\u2423roof/T)", "e^(z_\u2423roof/T)",
+     r"e^{z_{\texttt{\textvisiblespace{}roof}}/T}"),
+    (Name("sum_exp_z_over_T"), "sum_j e^(z_j/T)", "\u03a3_j e^(z_j/T)", r"\sum_{j} e^{z_{j}/T}"),
     (Name("E", param=True, position=3, index=1, grad=True), "dL/dE_{3,1}", "\u2202L/\u2202E_{3,1}",
      r"\partial L / \partial E_{3,1}"),
     (Name("W_Q", param=True, position=1, index=3), "(W_Q)_{1,3}", "(W_Q)_{1,3}", r"(W_{Q})_{1,3}"),

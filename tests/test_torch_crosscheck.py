@@ -42,8 +42,8 @@ RANDOM_SEEDS = list(range(24))
 # every symbol derive exports for a case with a target and a final LayerNorm
 ALL_SYMBOLS = {"x", "mu", "sigma", "u", "q", "k", "v", "qk", "s", "exp_s", "sum_exp_s", "a", "o",
                "attn", "h", "u2", "hidden", "g", "m", "y", "f", "z", "exp_z", "sum_exp_z", "p", "L",
-               "grad", "updated"}
-AFTER_SYMBOLS = {"z", "exp_z", "p", "L"}
+               "grad", "updated"}  # (under a temperature T other than 1, exp_z_over_T and sum_exp_z_over_T)
+AFTER_SYMBOLS = {"z", "exp_z", "exp_z_over_T", "p", "L"}
 
 Key = tuple
 
@@ -59,6 +59,13 @@ def _matrix(out: dict, prefix: Key, t: torch.Tensor, skip=None) -> None:
         for j in range(t.shape[1]):
             if skip is None or not skip(i, j):
                 out[prefix + (i + 1, j + 1)] = float(t[i, j])
+
+
+def _exp(case, symbol: str) -> str:
+    """derive's symbol of e^z (exp_z) or of their sum under the case's temperature: e^(z/T)
+    (exp_z_over_T) when T is not 1; any other symbol as it is."""
+    scaled = symbol in ("exp_z", "sum_exp_z") and case.conventions.temperature != 1
+    return symbol + "_over_T" if scaled else symbol
 
 
 def _forward_elements(case, fw: Forward, after: bool) -> dict[Key, float]:
@@ -94,11 +101,11 @@ def _forward_elements(case, fw: Forward, after: bool) -> dict[Key, float]:
                 out[("sum_exp_s", b, h, i + 1, None)] = float(hd["sum_exp_s"][i])
         if case.conventions.final_layernorm:
             _matrix(out, ("f", None, None), fw.f)
-        out[("sum_exp_z", None, None, last, None)] = float(fw.sum_exp_z)
+        out[(_exp(case, "sum_exp_z"), None, None, last, None)] = float(fw.sum_exp_z)
     for name in ("z", "exp_z", "p"):
         t = getattr(fw, name)
         for c, piece in enumerate(pieces):
-            out[(name, None, None, last, piece)] = float(t[c])
+            out[(_exp(case, name), None, None, last, piece)] = float(t[c])
     if fw.L is not None:
         out[("L", None, None, last, pieces[case.target])] = float(fw.L)
     return {key + (None,) * (6 - len(key)) + (None, after): v for key, v in out.items()}
@@ -186,7 +193,7 @@ def test_random_case(seed, tmp_path):
     """A random case (tests/random_cases.py, this seed) agrees with torch record by record."""
     result = crosscheck(write_case(seed, tmp_path))
     case = result["case"]
-    symbols = ALL_SYMBOLS - (set() if case.conventions.final_layernorm else {"f"})
+    symbols = {_exp(case, s) for s in ALL_SYMBOLS} - (set() if case.conventions.final_layernorm else {"f"})
     assert set(result["symbols"]) == symbols
 
 
