@@ -857,11 +857,13 @@ class ByHand:
         rounded = self._rounded(ref, reader) if noteworthy else None
         if rounded is not None and not rounded[3]:
             return None
-        step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(F.number(g)))))
+        shown = self.printed.get(Ref("grad", ref.id))  # (the derivative as its table prints it: -0.050, not -0.05)
+        gradient = printed(shown.replace("\u2212", "-")) if shown is not None else F.number(g)
+        step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(gradient))))
         formula = F.Chain(step, F.number(value)) if moved else F.number(before)
         trained = self.derivation.case.conventions.trained
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
-        return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), F.number(g))],
+        return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), gradient)],
                             formula, reader, "" if moved else still, rounded)
 
     def _gradient(self, leaf: int) -> Fraction | None:
