@@ -37,8 +37,9 @@ class Convention:
             ``choices`` or a matrix of 0 and 1, read as a tuple of rows of ints).
         choices: for ``choice``: each accepted value with its one-line meaning; a callable
             returning that mapping when the choices are other operations (activations).
-        slips: the choices a reader may use by mistake, with the phrase the checker prints
-            when a written value fits one (``"LayerNorm variance over n-1 instead of n"``).
+        slips: the choices (or, for a number, the values) a reader may use by mistake, with the
+            phrase the checker prints when a written value fits one (``"LayerNorm variance
+            over n-1 instead of n"``; a temperature of 1, the temperature left out).
         source: where the formula or the convention comes from (paper, section, library).
         applies: for the checker: whether the case has the part this switch changes
             (a predicate on the case's conventions); None: always.
@@ -51,7 +52,7 @@ class Convention:
     meaning: str
     kind: str = "choice"
     choices: dict[str, str] | Callable[[], dict[str, str]] | None = None
-    slips: dict[str, str] = field(default_factory=dict)
+    slips: dict[Any, str] = field(default_factory=dict)
     source: str = ""
     applies: Callable[[Any], bool] | None = None
     expected: str = ""

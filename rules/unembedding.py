@@ -247,7 +247,8 @@ UNEMBEDDING = register(Operation(
     params=(Param("W_U", ("d_model", "V"), 'the unembedding, or "tied" (W_U = E^T)'),),
     conventions=(
         Convention("temperature", Fraction(1), "T dividing the logits; 0 is greedy (argmax, ties to the lowest id)",
-                   kind="nonnegative", expected="a temperature T >= 0 (0 is greedy)"),
+                   kind="nonnegative", expected="a temperature T >= 0 (0 is greedy)",
+                   slips={Fraction(1): "the temperature left out (the softmax of z instead of z / T)"}),
         Convention("loss_log", "e", "the logarithm of the loss",
                    choices={"e": "L = -ln p, in nats", "2": "L = -log2 p, in bits"},
                    slips={"2": "log base 2 (bits) instead of the natural log"}),

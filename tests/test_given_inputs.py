@@ -295,3 +295,20 @@ def test_under_a_temperature_the_softmax_terms_are_named_e_to_the_z_over_T():
     assert "temperature T = 1/2" in verdicts[3].message and "e^(z_a/T)" in verdicts[3].message
     cold = derive(load_case("softmax"))
     assert [cold.graph.nodes[i].meta.label for i in cold.outputs["exp_z"]][0].startswith("e^z_")
+
+
+def test_forgetting_the_temperature_is_named_as_a_convention():
+    """softmax-temperature at T = 1/2: a student who takes the softmax of z itself gets
+    p = softmax(2, 1, 0.1) = (0.659, 0.242, 0.099) and L = -ln 0.242 = 1.417 (the case
+    file's own table for T = 1); each is named the temperature left out, not just wrong.
+    At T = 1 there is no such slip to name."""
+    from derive.check import Checker
+
+    hot = derive(load_case("softmax-temperature"))
+    e = [math.exp(v) for v in (2, 1, 0.1)]
+    assert [round(x / sum(e), 3) for x in e[:2]] == [0.659, 0.242] and round(-math.log(e[1] / sum(e)), 3) == 1.417
+    verdicts = Checker(hot).check_text("p(a) = 0.659\np(b) = 0.242\nL = 1.417\np(a) = 0.864\n")
+    assert [v.status for v in verdicts] == ["convention", "convention", "convention", "correct"], verdicts
+    assert all("the temperature left out" in v.message for v in verdicts[:3])
+    [cold] = Checker(derive(load_case("softmax"))).check_text("p(a) = 0.864\n")
+    assert cold.status == "wrong" and "temperature" not in cold.message
