@@ -50,7 +50,7 @@ from .derivation import Derivation, derive
 from .errors import DeriveError, NotDerived
 from .evaluate import MAX_PREC
 from .graph import NeedPrecision, Undefined, Value, is_exact
-from .handfile import MINUS_INF, Entry, decimal_places, parse, prose_entry, read_name
+from .handfile import MINUS_INF, PLUS_INF, Entry, decimal_places, parse, prose_entry, read_name
 from .names import HEAD, find, label_of, masked_score, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
@@ -354,12 +354,14 @@ class Checker:
                                    f"a value in prose: {exc.detail}", entry.name)
                 raise
         refs = in_pass(refs, entry.phase)
-        if MINUS_INF in entry.values:  # (a computed quantity: only a masked score is -inf)
+        infinite = next((v for v in entry.values if v in (MINUS_INF, PLUS_INF)), None)
+        if infinite is not None:  # (a computed quantity: only a masked score is -inf, and nothing is +inf)
             label = self.label(refs[0]) if len(refs) == 1 else entry.name
             exact = self.printer(3).byhand.exact_digits(refs[0]) or UNDECIDED_DIGITS if len(refs) == 1 else None
-            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: -inf is the value of a score the mask "
-                           "hides (never computed); " + (f"{label} is computed, the exact value is {exact}"
-                                                         if exact else f"{label} is computed"),
+            said = "-inf is the value of a score the mask hides (never computed)" if infinite == MINUS_INF else \
+                "no quantity of the derivation is +inf"
+            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {said}; " +
+                           (f"{label} is computed, the exact value is {exact}" if exact else f"{label} is computed"),
                            label, entry.values, None, [exact] if exact else None)
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
@@ -419,7 +421,7 @@ class Checker:
         elif len(entry.values) == 1:
             places = decimal_places(entry.values[0])
             text = entry.values[0]
-            fits = [] if text == MINUS_INF else \
+            fits = [] if text in (MINUS_INF, PLUS_INF) else \
                 [m for m in meanings if (_same(text, format_fraction(m[0], self.fmt(places))) if places is not None
                                          else printed_fraction(text) == m[0])]
         else:

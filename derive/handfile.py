@@ -52,10 +52,11 @@ MAX_SOURCE = 300  # characters of a line repeated in each of its entries (one li
 MAX_PLACES = 100  # a value written with more places is not checked: `derive run` prints 50 places, or 50
 # significant figures (a weight of 0.0106... then has 51 places; one of 1e-50, 100)
 
-# a masked score's value, -inf (the mask writes it before the softmax): -inf, −∞, -\infty, - \infty
-MINUS_INF = "-inf"
-MINUS_INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?:-|\u2212)\s*(?:\\infty|\u221e|(?i:inf(?:inity)?))(?![A-Za-z])"
-                            r"\s*[.,;]?\s*$")
+# a masked score's value, -inf (the mask writes it before the softmax): -inf, −∞, -\infty, - \infty;
+# an infinity without its minus (+inf, inf, ∞, \infty) is read too, for the checker to say it is wrong
+MINUS_INF, PLUS_INF = "-inf", "+inf"
+INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?P<sign>[-\u2212+]?)\s*(?:\\infty|\u221e|(?i:inf(?:inity)?))(?![A-Za-z])"
+                      r"\s*[.,;]?\s*$")
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 # LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
@@ -432,8 +433,9 @@ class _Reader:
             return i + 1  # the document's structure: \begin{center}, \usepackage, ...
         end = self._wrapped(i)  # u_5 = (x_5 - mu_5) / sigma_5 = [−0.577, | −0.577, −0.577, 1.732]
         stripped = " ".join(self.lines[k].strip() for k in range(i, end))
-        if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped):
-            return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim
+        if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped) \
+                and not INFINITY.match(stripped):
+            return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim (L = -inf is one)
         if _has_relation(stripped):
             stripped = _unmarked(stripped)
             entries = [self.equation(part, i + 1, stripped, self.here, exact=stripped.startswith("\\"))
@@ -1261,9 +1263,10 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     text = PHASE_WORDS.sub(r" \2", text)  # E_{2,1} after the step = ...: E_{2,1} after
     text = PERCENT_AFTER.sub(r"\1 = \2", text)  # 0.395 (39.5%): the same value again, as a percentage
     text = UNIT_AFTER.sub(r"\1", text)  # L = 0.928 nats: the unit of the loss, said after its value
-    infinite = MINUS_INFINITY.match(text.strip())
+    infinite = INFINITY.match(text.strip())
     if infinite:  # s_{1,2} = -inf: a masked score's value (no number: judged by the checker as such)
-        entry = _minus_infinity(infinite.group("name"), text, line, source, context)
+        value = PLUS_INF if infinite.group("sign") in ("", "+") else MINUS_INF
+        entry = _infinity(infinite.group("name"), value, text, line, source, context)
         if entry is not None:
             return entry
     try:
@@ -1282,10 +1285,11 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     return _from_chain(chain, text, line, source, context, exact)
 
 
-def _minus_infinity(name: str, text: str, line: int, source: str, context: dict) -> Entry | None:
-    """The entry of ``NAME = -inf`` (``−∞``, ``-\\infty``): the name read as a checked
-    line's name, its one value :data:`MINUS_INF`, which only a score the mask hides has (the
-    checker judges it so); None when ``name`` is no name (``1 - 2 = -inf``)."""
+def _infinity(name: str, value: str, text: str, line: int, source: str, context: dict) -> Entry | None:
+    """The entry of ``NAME = -inf`` (``−∞``, ``-\\infty``) or of ``NAME = +inf`` (``inf``,
+    ``∞``): the name read as a checked line's name, its one value ``value``, :data:`MINUS_INF`
+    (which only a score the mask hides has) or :data:`PLUS_INF` (which nothing has; the
+    checker judges both so); None when ``name`` is no name (``1 - 2 = -inf``)."""
     try:
         chain = mathread.read(name.strip())
     except DeriveError:
@@ -1293,7 +1297,7 @@ def _minus_infinity(name: str, text: str, line: int, source: str, context: dict)
     head, phase = _phase(chain.exprs[0])
     if len(chain.exprs) != 1 or not mathread.is_name(head):
         return None
-    return Entry(line, _source(source, text), name=mathread.label(head), values=[MINUS_INF], head=context["head"],
+    return Entry(line, _source(source, text), name=mathread.label(head), values=[value], head=context["head"],
                  block=context["block"], node=head, phase=phase)
 
 

@@ -342,3 +342,23 @@ def test_a_masked_score_is_minus_infinity(derivation):
     assert found[5].message.endswith(f"the exact value is {cut}"), (found[5].message, cut)
     [unheaded] = Checker(derivation).check_text("s_{1,2} = -inf")  # both heads hide it: which head?
     assert unheaded.status == "unreadable" and "several places" in unheaded.message and "Head 1" in unheaded.message
+
+
+def test_an_infinity_without_its_minus_is_read_and_judged(derivation):
+    """+inf, inf, ∞ and \\infty for the masked s_{1,2} were unreadable ("cannot read the
+    value '+inf'"), and L = -inf, L = +inf (a name without digits, no number on the line)
+    were not judged at all (taken for a definition, as L = -ln p). The mask writes -inf, so
+    each is wrong with why; L is computed (0.92773..., the seed's 0.928), so an infinity
+    for it is wrong with its exact value."""
+    from decimal import ROUND_DOWN, Decimal
+    L = R.forward()["L"]  # (the hand reference's L, a fraction close to -ln p(␣roof))
+    cut = str((Decimal(L.numerator) / Decimal(L.denominator)).quantize(Decimal("0.00001"), rounding=ROUND_DOWN))
+    lines = ["Head 1", "s_{1,2} = +inf", "s_{1,2} = inf", "s_{1,2} = \u221e", "s_{1,2} = \\infty", "L = +inf",
+             "L = -inf", "L = -ln p(\u2423roof)"]
+    found = Checker(derivation).check_text("\n".join(lines))
+    assert [(v.line, v.status) for v in found] == [(k, "wrong") for k in range(2, 8)], [v.message for v in found]
+    assert all(v.message.endswith("so s_{1,2} is -inf (never computed, and a_{1,2} is exactly 0), not +inf")
+               for v in found[:4]), [v.message for v in found[:4]]
+    assert found[4].message.startswith("L: wrong: no quantity of the derivation is +inf")
+    assert found[5].message.startswith("L: wrong: -inf is the value of a score the mask hides")
+    assert found[4].message.endswith(f"the exact value is {cut}\u2026") and cut == "0.92773"
