@@ -386,7 +386,8 @@ def run(
         return
     console = page_console(width, renderable)
     console.print(header, highlight=False)
-    console.print(renderable)
+    console.print(renderable, crop=False)  # (every line already fits: tables split, paragraphs wrap; Rich's
+    # crop would only split the page into lines again, and would cut a line that did not fit)
 
 
 def page_console(width: Optional[int], renderable, **options) -> Console:
