@@ -431,7 +431,8 @@ def _describe(value) -> str:
             return "an array of tables"
         text = "[" + ", ".join(_describe(v) for v in value) + "]"
     else:
-        text = str(value) if isinstance(value, Decimal) else repr(value)
+        # (a decimal in exponent form as a case writes it, 1e1001 and -2.50e3, not Decimal's 1E+1001)
+        text = str(value).replace("E+", "e").replace("E", "e") if isinstance(value, Decimal) else repr(value)
     return text if len(text) <= 60 else text[:56] + "..." + text[-1]
 
 

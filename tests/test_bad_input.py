@@ -244,7 +244,7 @@ BAD_CASES = [
     ("weight-exponent-huge", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1e999999999,  0,   -0.5],"),
      "field model.E row 3, column 2", ["is too large", "expected a number between 1e-1000 and 1e1000"]),
     ("weight-exponent-tiny", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1e-99999,  0,   -0.5],"),  # (its size, not
-     "field model.E row 3, column 2", ["1E-99999 is too small", "expected a number between 1e-1000"]),  # its places)
+     "field model.E row 3, column 2", ["1e-99999 is too small", "expected a number between 1e-1000"]),  # its places)
     ("weight-text-exponent-tiny", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", '[ 1,   "1e-999999999",  0,   -0.5],'),
      "field model.E row 3, column 2", ["is too small", "expected a number between 1e-1000 and 1e1000"]),
     ("integer-too-large", edit("[ 1,   -0.5,  0,   -0.5],  # ␣cat", "[ 1,   1" + "0" * 1100 + ",  0,   -0.5],"),

@@ -156,5 +156,9 @@ def test_a_huge_negative_setting_is_said_as_written(tmp_path):
     with pytest.raises(CaseError) as info:
         load_case(str(path))
     message = str(info.value)
-    assert "conventions.temperature" in message and "negative" in message and "1E+999" in message
+    assert "conventions.temperature" in message and "negative" in message and "is -1e999," in message
     assert len(message) < 200, len(message)
+    path.write_text(text.replace("temperature = 1", "temperature = 1e1001", 1), encoding="utf-8")
+    with pytest.raises(CaseError) as info:  # (Decimal's own form was 1E+1001)
+        load_case(str(path))
+    assert "temperature: 1e1001 is too large" in str(info.value), str(info.value)
