@@ -113,7 +113,7 @@ def spans(text: str) -> list[tuple[str, str]]:
     return [s for s in out if s[1]]
 
 
-OPERATOR_WORDS = {"=", "+", "-", "/", "<=", ">=", "<-", "->", ".", "*", "|", "\u00b7", "\u00d7"}
+OPERATOR_WORDS = {"=", "+", "-", "/", "<", ">", "<=", ">=", "<-", "->", ".", "*", "|", "\u00b7", "\u00d7"}
 FUNCTION_WORDS = {"sum", "ln", "-ln", "sqrt", "exp", "log"}
 MATH_SIGNAL = re.compile(r"[_^\[]|[A-Za-z0-9]\(|^-?inf$|[A-Za-z]/d?[A-Za-z]|=")
 

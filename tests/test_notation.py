@@ -46,6 +46,9 @@ def test_formulas_in_a_sentence():
         ("prose", "Reading a row is a product by a one-hot vector: "), ("math", "E[id]"), ("prose", ".")]
     assert spans("explicit $mu_5$ and `␣the`") == [("prose", "explicit "), ("math", "mu_5"), ("prose", " and "),
                                                   ("piece", "␣the")]
+    # a comparison is math whole: (T < 1 ...) was math T and prose "< 1" (a trial's HTML page)
+    assert [t for kind, t in spans("first (T < 1 sharpens it; T > 1 flattens it).") if kind == "math"] == \
+        ["T < 1", "T > 1"]
 
 
 def test_labels():
