@@ -45,6 +45,7 @@ STYLE = """
 .derive tbody tr:last-child td { border-bottom: 2px solid #333; }
 .derive td.number, .derive td.integer { text-align: right; }
 .derive sup { line-height: 0; }
+.derive td.number sup, .derive td.integer sup { display: inline-block; width: 0; } /* a note mark hangs in the padding: the digits stay aligned */
 .derive code { font-family: 'DejaVu Sans Mono', Menlo, monospace; font-size: .92em; background: #f3f1ec; padding: 0 .15em; }
 .derive ol.notes { list-style: none; padding-left: 0; font-size: .88rem; color: #333; }
 .derive .equations { overflow-x: auto; }

@@ -363,6 +363,45 @@ def test_html_print_layout_fits_the_page(case, options, tmp_path):
     assert report["wider"] == [] and report["page"] <= report["view"] < 700
 
 
+DIGITS_PROBE = """<script>
+document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
+var columns = {};  // table and column -> [[right edge of the cell's digits, marked?], ...]
+document.querySelectorAll("main table").forEach(function (table, t) {
+  table.querySelectorAll("tbody tr").forEach(function (row) {
+    Array.prototype.forEach.call(row.cells, function (cell, c) {
+      if (!cell.classList.contains("number") || !cell.firstChild || cell.firstChild.nodeType !== 3) { return; }
+      var range = document.createRange();
+      range.selectNodeContents(cell.firstChild);  // the digits alone, before any note mark
+      var key = t + ":" + c;
+      (columns[key] = columns[key] || []).push([range.getBoundingClientRect().right, !!cell.querySelector("sup")]);
+    });
+  });
+});
+var out = document.createElement("pre");
+out.id = "layout";
+out.textContent = JSON.stringify(columns);
+document.body.appendChild(out);
+</script>
+"""
+
+
+def test_a_note_mark_leaves_the_digits_aligned(tmp_path):
+    """A cell with a note's mark (−0.816 with its a) ends its digits where the column's
+    other cells do: the mark hangs in the cell's padding. It was set after the digits,
+    which moved them left of the column's other numbers by the mark's width (a trial saw
+    u_1's decimal points out of line in the seed's LayerNorm table)."""
+    page = cli("html", CASES[0])
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", DIGITS_PROBE + "</body>"), encoding="utf-8")
+    done = chromium(tmp_path, probe.as_uri(), "--window-size=1200,1600", "--dump-dom")
+    columns = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    mixed = {key: cells for key, cells in columns.items() if len({marked for _, marked in cells}) == 2}
+    assert mixed, "no column mixes marked and unmarked cells: the test checks nothing"
+    for key, cells in mixed.items():
+        rights = [right for right, _ in cells]
+        assert max(rights) - min(rights) < 0.5, (key, cells)
+
+
 class Recorder(MarkdownRenderer):
     """derive's Markdown renderer, keeping each formula it writes as TeX, before any
     escaping: what the reader is meant to see typeset."""
