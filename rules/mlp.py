@@ -52,7 +52,7 @@ def mlp(graph: Graph, case: Case, block_no: int, block: Block, u2: Ids, reads: s
     out_name = product if after == "none" else f"{registry.get(after).title}({product})"
     parts = [(f"{reads} W_1" + (" + b_1" if b_1 else ""), hidden), (name, g)]
     if gated:
-        parts += [(f"up = {reads} W_3" + (" + b_3" if b_3 else ""), up), (f"{name} * up", mixed)]
+        parts += [(f"up = {reads} W_3" + (" + b_3" if b_3 else ""), up), ("gated = g * up", mixed)]  # (its notes: gated_t[c])
     parts.append((f"m = {out_name}", m))
     ids = [p.ids() for _, p in parts]
     table = Table(["token"] + [title for title, _ in parts],
