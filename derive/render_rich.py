@@ -572,21 +572,23 @@ class _VerdictReport:
     def widths(self, console, options) -> list[int]:
         """The column widths Rich gives the whole table at ``options``' width: Rich's own
         calculation on a table of the header and, per column, the cell of the longest word
-        and the cell of the longest line (a column's width depends on those two alone)."""
+        and the cell of the longest line (a column's width depends on those two alone),
+        found among the column's distinct texts (the line numbers: the largest is the
+        longest; a long file repeats its verdicts' messages)."""
         if options.max_width not in self._widths:
-            widest: list[dict] = [{}, {}, {}]  # column -> {"word" | "line": (cells, its verdict)}
-            measured: dict[str, tuple[int, int]] = {}
-            for verdict in self.verdicts:
-                for column, text in zip(widest, _verdict_cells(verdict)):
-                    if text not in measured:
-                        line = max(map(cell_len, text.splitlines()), default=0)
-                        measured[text] = (line, max(map(cell_len, text.split()), default=line))
-                    for key, size in zip(("line", "word"), measured[text]):
-                        if key not in column or size > column[key][0]:
-                            column[key] = (size, verdict)
+            columns = [{str(max(v.line for v in self.verdicts))}, {v.status for v in self.verdicts},
+                       {_without_controls(m) for m in {v.message for v in self.verdicts}}]
+            rows: dict[str, list[str]] = {"word": [], "line": []}  # per column, its widest cell's text
+            for texts in columns:
+                measured = {}
+                for text in texts:
+                    line = max(map(cell_len, text.splitlines()), default=0)
+                    measured[text] = (line, max(map(cell_len, text.split()), default=line))
+                rows["line"].append(max(sorted(texts), key=lambda t: measured[t][0]))
+                rows["word"].append(max(sorted(texts), key=lambda t: measured[t][1]))
             proxy = _verdict_table(self.file)
             for key in ("word", "line"):
-                proxy.add_row(*(_verdict_text(_verdict_cells(column[key][1])[i], i) for i, column in enumerate(widest)))
+                proxy.add_row(*(_verdict_text(text, i) for i, text in enumerate(rows[key])))
             self._widths[options.max_width] = proxy._calculate_column_widths(
                 console, options.update_width(options.max_width - proxy._extra_width))
         return self._widths[options.max_width]
