@@ -656,7 +656,7 @@ class Checker:
 
         Raises:
             DeriveError: without ``quiet``, as :meth:`masked_score` (in the words of a file)."""
-        if entry.phase != "before" or entry.exact is not None or len(entry.values) != 1:
+        if entry.phase != "before" or _one_value(entry) is None:
             return []
         try:
             return self.masked_score(entry.name, entry.block, entry.head, in_file=True)
@@ -672,11 +672,12 @@ class Checker:
         meta = self.derivation.meta(weight)
         label = str(meta.name.but(symbol="s"))
         why = f"the mask hides key {meta.index} from query {meta.position}"
-        if entry.values == [MINUS_INF]:
+        written = _one_value(entry)
+        if written == MINUS_INF:
             return Verdict(entry.line, entry.source, "correct", f"{label}: correct: -inf ({why}; never computed)",
-                           label, entry.values, [MINUS_INF], [MINUS_INF])
+                           label, [written], [MINUS_INF], [MINUS_INF])
         return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {why}, so {label} is -inf (never "
-                       f"computed, and {meta.label} is exactly 0), not {entry.values[0]}", label, entry.values,
+                       f"computed, and {meta.label} is exactly 0), not {written}", label, [written],
                        [MINUS_INF], [MINUS_INF])
 
     def resolve(self, entry: Entry, last: int) -> list[Ref]:
@@ -1275,6 +1276,14 @@ class Checker:
 
 
 CARRIED = re.compile(r"^(?P<name>[^:]{1,60}): carried from the printed values, (?P<value>[-\u2212]?\d+(?:\.\d+)?)\b")
+
+
+def _one_value(entry: Entry) -> str | None:
+    """The one value a line gives, as written (``-inf``, ``0.5``, an exact ``-1`` of an
+    inline formula), or None when it gives several or none."""
+    if entry.exact is not None:
+        return None if entry.values else mathread.show(entry.exact)
+    return entry.values[0] if len(entry.values) == 1 else None
 
 
 def in_pass(refs: list[Ref], phase: str) -> list[Ref]:

@@ -600,6 +600,13 @@ class _Reader:
         ``$\\mu_5 = 0, \\sigma_5 = 0.866$`` is two claims)."""
         for formula in [one for whole in _inline_formulas(text) for part in _split_quads(whole)
                         for one in _assignments(part)]:
+            infinite = INFINITY.match(formula.strip())
+            entry = None if infinite is None else _infinity(infinite.group("name"), _infinity_value(infinite), formula,
+                                                               line, source, self.here)
+            if entry is not None:  # ($s_{1,2} = -\infty$: a masked score's value, as on a line of its own)
+                entry.kind, entry.formula = "inline", formula
+                self.entries.append(entry)
+                continue
             try:
                 chain = mathread.read(formula)
             except DeriveError:
@@ -1265,8 +1272,7 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     text = UNIT_AFTER.sub(r"\1", text)  # L = 0.928 nats: the unit of the loss, said after its value
     infinite = INFINITY.match(text.strip())
     if infinite:  # s_{1,2} = -inf: a masked score's value (no number: judged by the checker as such)
-        value = PLUS_INF if infinite.group("sign") in ("", "+") else MINUS_INF
-        entry = _infinity(infinite.group("name"), value, text, line, source, context)
+        entry = _infinity(infinite.group("name"), _infinity_value(infinite), text, line, source, context)
         if entry is not None:
             return entry
     try:
@@ -1283,6 +1289,11 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     if len(chain.exprs) < 2:
         return _unread(text, line, source, context)
     return _from_chain(chain, text, line, source, context, exact)
+
+
+def _infinity_value(match: re.Match) -> str:
+    """:data:`MINUS_INF` or :data:`PLUS_INF`, as an :data:`INFINITY` match writes it."""
+    return PLUS_INF if match.group("sign") in ("", "+") else MINUS_INF
 
 
 def _infinity(name: str, value: str, text: str, line: int, source: str, context: dict) -> Entry | None:

@@ -362,3 +362,15 @@ def test_an_infinity_without_its_minus_is_read_and_judged(derivation):
     assert found[4].message.startswith("L: wrong: no quantity of the derivation is +inf")
     assert found[5].message.startswith("L: wrong: -inf is the value of a score the mask hides")
     assert found[4].message.endswith(f"the exact value is {cut}\u2026") and cut == "0.92773"
+
+
+def test_a_masked_score_in_inline_math_is_judged(derivation):
+    """The same masked scores written in a Markdown or LaTeX file's inline math ($...$):
+    -\\infty was left out of the report unsaid and $s_{1,2} = -1$ was "not checked: a value
+    in prose" (a trial's finding: a wrong masked score passed, exit 0)."""
+    lines = ["Head 1", "$s_{1,2} = -\\infty$", "$s_{1,2} = -1$", "The masked score is $s_{1,3} = -\\infty$.",
+             "$s_{1,2} = \\infty$", "\\(s_{2,5} = -\\infty\\)"]
+    found = Checker(derivation).check_text("\n".join(lines))
+    assert [(v.line, v.status) for v in found] == [(2, "correct"), (3, "wrong"), (4, "correct"), (5, "wrong"),
+                                                   (6, "correct")], [v.message for v in found]
+    assert found[1].message.endswith("so s_{1,2} is -inf (never computed, and a_{1,2} is exactly 0), not -1")
