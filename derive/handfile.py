@@ -55,8 +55,8 @@ MAX_PLACES = 100  # a value written with more places is not checked: `derive run
 # a masked score's value, -inf (the mask writes it before the softmax): -inf, −∞, -\infty, - \infty;
 # an infinity without its minus (+inf, inf, ∞, \infty) is read too, for the checker to say it is wrong
 MINUS_INF, PLUS_INF = "-inf", "+inf"
-INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?P<sign>[-\u2212+]?)\s*(?:\\infty|\u221e|(?i:inf(?:inity)?))(?![A-Za-z])"
-                      r"\s*[.,;]?\s*$")
+INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?:(?P<sign>[-\u2212+])\s*)?(?:\\infty|\u221e|(?i:inf(?:inity)?))"
+                      r"(?![A-Za-z])\s*[.,;]?\s*$")  # (one run of spaces at a time: a long line is read in linear time)
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 # LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
@@ -1293,7 +1293,7 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
 
 def _infinity_value(match: re.Match) -> str:
     """:data:`MINUS_INF` or :data:`PLUS_INF`, as an :data:`INFINITY` match writes it."""
-    return PLUS_INF if match.group("sign") in ("", "+") else MINUS_INF
+    return PLUS_INF if match.group("sign") in (None, "+") else MINUS_INF
 
 
 def _infinity(name: str, value: str, text: str, line: int, source: str, context: dict) -> Entry | None:
