@@ -536,6 +536,8 @@ def _attach(node, script):
     if kind == "^" and isinstance(node, Sym) and node.base == "e" and not node.scripts and \
             isinstance(content, Paren) and len(content.items) == 1:
         content = content.items[0]  # e^{(z_{j})} is e^{z_j}: the parentheses of an exponent group, nothing more
+    if kind == "^" and isinstance(node, Sym) and node.base == "e" and not node.scripts:
+        content = _over_T(content)
     if kind == "!":
         return Call("factorial", (node,))
     if isinstance(node, Num) and kind == "%":
@@ -570,6 +572,18 @@ def _attach(node, script):
     if kind == "_" and isinstance(node, Other):
         return node
     raise _NotMath(f"cannot attach {kind} here")
+
+
+def _over_T(power):
+    """An exponent of e read with a piece that ran on into ``/T``: ``z_␣roof/T`` (the lexer's
+    ␣-piece runs to the next space or bracket) is z_␣roof over T, the softmax's term under a
+    temperature as derive writes it, e^(z_␣roof/T); any other exponent as it is."""
+    if not (isinstance(power, Sym) and power.base == "z" and power.scripts):
+        return power
+    kind, piece = power.scripts[-1]
+    if kind != "_" or not isinstance(piece, Piece) or not piece.text.endswith("/T") or len(piece.text) < 3:
+        return power
+    return Bin("/", Sym("z", power.primes, power.scripts[:-1] + (("_", Piece(piece.text[:-2])),)), Sym("T"))
 
 
 def _name_superscript(node: Sym, content) -> bool:

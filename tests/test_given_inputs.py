@@ -312,3 +312,22 @@ def test_forgetting_the_temperature_is_named_as_a_convention():
     assert all("the temperature left out" in v.message for v in verdicts[:3])
     [cold] = Checker(derive(load_case("softmax"))).check_text("p(a) = 0.864\n")
     assert cold.status == "wrong" and "temperature" not in cold.message
+
+
+def test_a_piece_with_a_space_mark_reads_in_e_to_the_z_over_T():
+    """cat-climbed at T = 2: derive's own label e^(z_␣roof/T) (the JSON's, the notes') reads
+    back in a checked file and in explain, as e^{z_␣roof/T} does: the ␣-piece ran on into
+    "/T" ('no quantity is called e^z_␣roof/T', a trial's finding). e^(2.49067/2) = 3.4741."""
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from derive.check import Checker
+    from derive.names import find
+
+    case = load_case("cat-climbed")
+    hot = derive(replace(case, conventions=replace(case.conventions, temperature=Fraction(2))))
+    assert round(math.exp(2.49067 / 2), 3) == 3.474
+    verdicts = Checker(hot).check_text("e^(z_\u2423roof/T) = 3.474\ne^{z_\u2423roof/T} = 3.474\n")
+    assert [v.status for v in verdicts] == ["correct", "correct"], [v.message for v in verdicts]
+    [ref] = find(hot, "e^(z_\u2423roof/T)")
+    assert hot.graph.nodes[ref.id].meta.label == "e^(z_\u2423roof/T)"
