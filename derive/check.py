@@ -977,7 +977,14 @@ class Checker:
         try:
             return variant, Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id)
         except DeriveError:
-            return None
+            pass
+        if meta.symbol in ("exp_z_over_T", "sum_exp_z_over_T"):  # (at T = 1, e^(z_j/T) is e^z_j)
+            try:
+                name = meta.name.but(symbol=meta.symbol.removesuffix("_over_T"))
+                return variant, Ref(ref.phase, find(variant, name, meta.block, meta.head)[0].id)
+            except DeriveError:
+                pass
+        return None
 
     def other_head(self, ref: Ref, text: str, fmt: Format) -> int | None:
         """The head whose quantity of the same name (or, for a row split among the heads by
