@@ -508,6 +508,8 @@ def _placed(node, row: _Row, norm: str, attention_row: int, statistics=frozenset
     if row.piece is not None:
         if isinstance(node, Sym) and node.base == "p" and not node.scripts:
             return Call("p", (Piece(row.piece),))
+        if isinstance(node, Bin) and node.op == "^" and isinstance(node.b, Bin) and node.b.op == "/":
+            return Bin("^", node.a, Bin("/", _with_sub(node.b.a, Piece(row.piece)), node.b.b))  # e^(z/T)
         return _with_sub(node, Piece(row.piece))
     if position is None:
         raise DeriveError("the row is neither a token of the prompt nor a vocabulary piece")

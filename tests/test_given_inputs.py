@@ -337,3 +337,22 @@ def test_a_piece_with_a_space_mark_reads_in_e_to_the_z_over_T():
     assert [v.status for v in verdicts] == ["correct", "correct"], [v.message for v in verdicts]
     [ref] = find(hot, "e^(z_\u2423roof/T)")
     assert hot.graph.nodes[ref.id].meta.label == "e^(z_\u2423roof/T)"
+
+
+def test_a_hand_table_with_an_e_to_the_z_over_T_column_is_read():
+    """A student's Markdown table of the logits at T = 2 headed e^(z/T) (or $e^{(z/T)}$, or
+    e^{z/T}), without derive's table title: each row's cell is e^(z_piece/T) of its token
+    (it was 'e^(z / T) does not name one quantity per row', a trial's finding)."""
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from derive.check import Checker
+
+    case = load_case("cat-climbed")
+    hot = derive(replace(case, conventions=replace(case.conventions, temperature=Fraction(2))))
+    rows = "|:--|--:|--:|\n| `\u2423roof` | 2.491 | 3.474 |\n\n"
+    text = "".join(f"| token | {z} | {e} |\n" + rows for z, e in (("$z$", "$e^{(z/T)}$"), ("z", "e^(z/T)"),
+                                                                     ("z", "e^{z/T}")))
+    verdicts = Checker(hot).check_text(text)
+    assert [(v.name, v.status) for v in verdicts] == [("z_\u2423roof", "correct"), ("e^(z_\u2423roof/T)", "correct")] * 3, \
+        [v.message for v in verdicts]
