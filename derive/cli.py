@@ -373,7 +373,7 @@ def run(
             if text is None:
                 console = page_console(width, renderable, record=True, file=open(os.devnull, "w"))
                 console.print(header)
-                console.print(renderable)
+                console.print(renderable, crop=False)  # (as below)
                 text = console.export_text()
             try:
                 write_atomic(output, text)

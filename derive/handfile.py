@@ -1331,8 +1331,9 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     if values is None:
         if written.startswith(UNDECIDED):  # derive's own page: p(d) = undecided at 10^-2
             entry.skip = f"the line gives a value derive printed {UNDECIDED} ({quoted(written)}): " + NOT_DECIDED
-        elif exact and mathread.names(last) and mathread.is_name(chain.exprs[0]):
-            entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ...
+        elif (exact or len(chain.exprs) == 2 and _quantities_only(last)) and mathread.names(last) \
+                and mathread.is_name(_phase(chain.exprs[0])[0]):
+            entry.exact = last  # a definition over other names: m_1[1] = W_2_{1,1} g_1[1] + ... (derive run --exact)
         elif mathread.names(last) or not mathread.numbers(last):
             entry.error = f"cannot read the value {quoted(written)}: expected a number such as 0.395 or a vector [a, b]"
             return entry
@@ -1357,6 +1358,14 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
     else:
         entry.error = f"cannot read {quoted(_left_side(text))} as a name or as arithmetic"
     return entry
+
+
+def _quantities_only(node) -> bool:
+    """Whether every name in a formula of a plain line is written as a quantity is (a
+    subscript, a prime or a single letter: a_{2,1}*v_1[1], sigma'_1): a definition, not
+    words (``u_5 = 0.5 is what the sum gives``)."""
+    return all(not isinstance(n, mathread.Sym) or n.scripts or n.primes or len(n.base) == 1
+               for n in mathread.names(node))
 
 
 def read_name(text: str) -> tuple[str, str]:

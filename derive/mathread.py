@@ -101,6 +101,7 @@ vector: "[" items "]"
 brace: "{" items "}"
 script: "_" sarg           -> subscript
     | "^" sarg             -> superscript
+    | POWER sarg           -> power
     | PRIME                -> prime
     | "[" items "]"        -> index
     | ELLIPSIS             -> cut
@@ -121,6 +122,7 @@ items: (item (SEP item)*)?
 REL.3: "=" | "\u2248" | "\\approx" | "\\to" | "\u2192" | /rounds\s+to(?![A-Za-z])/
 PLUS: "+"
 MINUS: "-" | "\u2212"
+POWER.4: "**"
 TIMES.3: "*" | "\\cdot" | "\u00b7" | "\u22c5" | "\u00d7" | "\\times"
 SLASH: "/"
 DOT: "."
@@ -375,6 +377,9 @@ class _Build(Transformer):
 
     def superscript(self, c):
         return ("^", _unwrap(c[0]))
+
+    def power(self, c):  # x**2, as SymPy writes a power (derive's exact forms)
+        return ("^", _unwrap(c[1]))
 
     def prime(self, c):
         return ("'", None)

@@ -50,7 +50,7 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
             parts.append(_table(table, rows, printer, marks))
             parts += _note_lines(notes)
             if exact:
-                parts.append(_exact_lines(derivation, table_refs(table)))
+                parts += _exact_lines(derivation, table_refs(table))
         eq_refs = [r for eq in step.equations for r in refs_of(eq.rhs)]
         notes = printer.notes(eq_refs)
         marks = _marks(notes)
@@ -58,7 +58,7 @@ def render_steps(derivation: Derivation, steps: list[Step], printer: Printer, ex
             parts.append(Line(f"{unmarked(plain_label(eq.lhs))} = {printer.cell(eq.rhs, marks=marks)}"))
         parts += _note_lines(notes)
         if exact and step.equations:
-            parts.append(_exact_lines(derivation, eq_refs))
+            parts += _exact_lines(derivation, eq_refs)
     return Group(*parts)
 
 
@@ -468,13 +468,20 @@ def _column_groups(need: list[int], width: int, border: int, keys: int = 1) -> l
     return groups + [group]
 
 
-def _exact_lines(derivation: Derivation, refs) -> Text:
+def _exact_lines(derivation: Derivation, refs) -> list[Text]:
+    """The exact forms of ``refs`` under a table (``derive run --exact``), one line each,
+    never wrapped (a form of SymPy's syntax has runs without a space longer than the page:
+    folded, its numbers could not be read back); a derivative without a closed form, whose
+    exact text is its own name, has none (the line read dL/d(W_Q)_{1,1} = dL/d(W_Q)_{1,1},
+    as the LaTeX and Markdown pages leave it out)."""
     lines = []
     for ref in dict.fromkeys(refs):
         meta = derivation.meta(ref)
         prefix = {"grad": "dL/d", "updated": "after the step: ", "after": "after the step: "}.get(ref.phase, "")
-        lines.append(f"  {prefix}{meta.label} = {derivation.exact_text(ref)}")
-    return Line("\n".join(lines), style="dim")
+        form = derivation.exact_text(ref)
+        if form != prefix + meta.label:
+            lines.append(f"  {prefix}{meta.label} = {form}")
+    return [Text("\n".join(lines), style="dim", no_wrap=True, overflow="ignore")] if lines else []
 
 
 STATUS_STYLES = {"correct": "green", "explained": "cyan", "inherited": "yellow", "convention": "magenta",

@@ -315,3 +315,22 @@ def test_an_aligned_chain_goes_on_over_its_rows(derivation):
     text = ("$$\n\\begin{aligned}\nz_{\\text{roof}} &= -0.987 \\cdot (-0.5) + 0.928 \\cdot 1 + 1.069 \\cdot 1 \\\\\n"
             "&= 2.4905\n\\end{aligned}\n$$\n")
     assert [(line, status) for line, status, _ in verdicts(derivation, text)] == [(3, "explained")]
+
+
+def test_derive_run_exact_reads_back(derivation):
+    """derive run --exact writes each exact form in SymPy's syntax, its powers x**2, and a
+    definition over other names on a plain line (o_2^(1)[1] = a_{2,1}*v_1[1] + ...): each
+    is read, a closed form compared with the exact value, a definition evaluated from its
+    names (correct); a derivative without a closed form gets no line (it read
+    dL/d(W_Q)_{1,1} = dL/d(W_Q)_{1,1}). 478 of the page's lines were unreadable (a trial's
+    finding)."""
+    from derive.check import FAILING
+    from documents import cli
+
+    page = cli("run", "cat-climbed", "--exact")
+    assert "dL/d(W_Q)_{1,1} = dL/d(W_Q)_{1,1}" not in page and "**2" in page
+    verdicts = Checker(derivation).check_text(page)
+    assert not [(v.line, v.message) for v in verdicts if v.status in FAILING][:3]
+    lines = "sigma'_1 = sqrt(1/100000 + (-50*sqrt(375010)/37501 - 1/2)**2/2 + (1 + 100*sqrt(375010)/37501)**2/4)\n" \
+        "o_2^(1)[1] = a_{2,1}*v_1[1] + a_{2,2}*v_2[1]\n"
+    assert [v.status for v in Checker(derivation).check_text(lines)] == ["correct", "correct"]
