@@ -859,8 +859,12 @@ class ByHand:
             return None
         shown = self.printed.get(Ref("grad", ref.id))  # (the derivative as its table prints it: -0.050, not -0.05)
         gradient = printed(shown.replace("\u2212", "-")) if shown is not None else F.number(g)
-        step = F.Terms(F.number(before), F.Neg(F.Times(F.number(eta), F.Group(gradient))))
-        formula = F.Chain(step, F.number(value)) if moved else F.number(before)
+        # the weight as its table of weights prints it, given (the seed's 0.0 - 0.1·(0.011)), else as printed
+        written = (self.whole.get(Ref("before", ref.id)) or self._shown_text(ref.id, strict=False) or "").replace(
+            "\u2212", "-")
+        weight = printed(written) if is_number(written) and printed_fraction(written) == before else F.number(before)
+        step = F.Terms(weight, F.Neg(F.Times(F.number(eta), F.Group(gradient))))
+        formula = F.Chain(step, F.number(value)) if moved else weight
         trained = self.derivation.case.conventions.trained
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), gradient)],

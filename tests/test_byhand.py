@@ -298,7 +298,9 @@ def test_softmax_row_sum_note_cli():
 def test_sgd_update_from_the_printed_gradient(derivation):
     """The row of ␣the after the step, written from the printed gradient:
     -0.5 - 0.1*(-0.011) = -0.4989 -> -0.499, which agrees with the seed; likewise the
-    other three components."""
+    other three components, each weight written as the seed writes it (seed 000, its
+    step 8: "0.0 - 0.1 · (0.011)", "1.0 - 0.1 · (-0.028)": as the table of E prints it)."""
+    seed_weights = ["-0.5", "0.0", "-0.5", "1.0"]
     before = R.E[1]
     grad = next(R.seed_vector(g) for i, _, g in R.seed_rows(R.SEED_GRADIENTS) if i == "1")
     seed_after = R.seed_vector(R.SEED_THE_UPDATED)
@@ -308,7 +310,8 @@ def test_sgd_update_from_the_printed_gradient(derivation):
         leaf = next(i for i, n in enumerate(derivation.graph.nodes) if n.meta.label == f"E_{{2,{c + 1}}}")
         reading = printer.byhand.reading(Ref("updated", leaf))
         assert reading is not None, c
-        assert f"{dec(before[c])} - 0.1·({dec(grad[c])}) = {dec(reader)}" in reading.calculation
+        assert F(seed_weights[c]) == before[c]
+        assert f"{seed_weights[c]} - 0.1·({dec(grad[c])}) = {dec(reader)}" in reading.calculation
         assert R.printed(reading.reader) == R.rounded(reader) == seed_after[c]
         assert R.printed(reading.correct) == seed_after[c]
         assert reading.noteworthy == (R.rounded(reader) != seed_after[c] or R.is_tie(reader))
