@@ -121,12 +121,23 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     if shown is not None and shown != reading.correct and reading.reader == reading.correct:
         # (printed as given: -0.5, not -0.500; a quantity no table prints keeps its rounded digits)
         reading = dataclasses.replace(reading, reader=shown, correct=shown)
-    exact_calc = text(hand([F.Group(printer.byhand.digits_expr(derivation.value(r))) if r.phase == "grad"
-                            else printer.byhand.digits_expr(derivation.value(r)) for r in inputs]))
+    exact_calc = text(hand([_exact_input(derivation, printer, r) for r in inputs]))
     lines.append(f"  the reader, {plain_text(reading.whence())}: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
     lines.append("  " + why(reading, printer, derivation.value(ref)))
     return lines
+
+
+def _exact_input(derivation: Derivation, printer: Printer, ref: Ref) -> F.Node:
+    """An input of the exact calculation: its exact value's digits (a derivative's
+    bracketed), or for an unnamed step, its own operation on its inputs (ln p of L = -ln p:
+    -ln(0.39544…), as the reader writes it, not -(-0.92773…))."""
+    node = derivation.graph.nodes[ref.id]
+    if node.meta.symbol is None and node.op is not None and ref.phase != "grad":
+        inputs, hand = _operation(derivation, ref)
+        return hand([_exact_input(derivation, printer, r) for r in inputs])
+    digits = printer.byhand.digits_expr(derivation.value(ref))
+    return F.Group(digits) if ref.phase == "grad" else digits
 
 
 def _operation(derivation: Derivation, ref: Ref) -> tuple[list[Ref], Callable[[list[F.Node]], F.Node]]:

@@ -197,7 +197,8 @@ def test_explain_the_loss_after_the_step_writes_the_readers_calculation(after):
     lines = [x.strip() for x in out.stdout.splitlines()]
     reader, exact = cut(neg_ln(SEED_P_AFTER)), cut(after["exact"]["L"])
     assert f"the reader, from the printed inputs: -ln({SEED_P_AFTER}) = {reader} -> 0.926" in lines
-    assert f"exact: -(-{exact}) = {exact} -> {SEED_L_AFTER}" in lines
+    p = cut(after["exact"]["p"][R.PIECES[R.TARGET]])  # (the exact p(␣roof) after the step: -ln of it, not -(-L))
+    assert f"exact: -ln({p}) = {exact} -> {SEED_L_AFTER}" in lines
     assert any(x.startswith("why: ") and "0.9265" in x for x in lines), lines
     assert "no recalculation" not in out.stdout
 
