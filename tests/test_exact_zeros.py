@@ -114,7 +114,7 @@ def test_one_query_s_attention_weights_have_derivative_exactly_zero(tmp_path):
     texts = derivation.decimals(refs[2:], Format(mode="half-even"))
     assert [texts[r] for r in refs[2:]] == ["0.562", "-0.312"]
     page = " ".join(cli("run", str(path)).split())  # (a note wraps at the terminal's width)
-    assert "(W_Q)_{2,1} after the step: from the printed inputs, 0.5625 - 1·(0) = 0.5625, exactly on a tie" in page
+    assert "(W_Q)_{2,1} after the step: from the printed inputs, 0.5625 - 1·(0.000) = 0.5625, exactly on a tie" in page
     assert "the exact value 0.5625 rounds to 0.563." in page
     assert "the exact value -0.3125 rounds to -0.313." in page
 
