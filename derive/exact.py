@@ -22,9 +22,11 @@ from .evaluate import Evaluator
 from .graph import Dot, Exp, GeluErf, GeluTanh, Graph, Lin, Silu, Sqrt, approx, is_exact
 from .isolated import OverBudget, budget, isolated_map
 from .lazy import lazy
+from .printing import sstr
 from .steps import Ref
 
 sympy = lazy("sympy")  # loaded when an exact form is first asked for
+
 
 CLOSED_FORM_SIZE = 40  # a closed form larger than this is shown as its definition
 EXACT_PATH_SIZE = 4000  # the largest closed form the exact path simplifies
@@ -430,7 +432,7 @@ class ExactForms:
             steep = bool(self._steep_forms) and form.has(*self._steep_forms)
             # (a form holding an exponential past EXACT_PATH_EXPONENT keeps its terms in the order
             # built: evaluating exp(4*10^1300) to order them took SymPy seconds a term)
-            text = self._texts[form] = sympy.sstr(form, order="none") if steep else sympy.sstr(form)
+            text = self._texts[form] = sstr(form, order="none") if steep else sstr(form)
         return text
 
 

@@ -34,6 +34,7 @@ spelled: ``latex`` (pdflatex, T1 fonts: ``\\textvisiblespace``) and ``katex``
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .formula import (HALF, MINUS, Chain, Dec, Group, Iverson, Neg, Over, Pow, Rat, Terms, Times,
                       is_negative, negated)
@@ -105,9 +106,8 @@ class _Formulas:
         return expr
 
     def _print_other(self, expr) -> str:
-        """A SymPy expression (an exact form), printed by SymPy's ``sstr``."""
-        import sympy
-        return sympy.sstr(expr)
+        """A SymPy expression (an exact form), printed by :func:`sstr`."""
+        return sstr(expr)
 
     # ------------------------------------------------------------------ numbers
     def _print_Dec(self, expr: Dec) -> str:
@@ -578,6 +578,26 @@ def unicode_text(parts: RichText) -> str:
     return "".join(p if isinstance(p, str) else unicode(p) for p in parts)
 
 
+def sstr(form, **settings) -> str:
+    """``sympy.sstr`` of an exact form, with Euler's number written ``exp(1)`` (SymPy writes
+    ``E``, which a page reads as the embedding table E: ``e^z_a = E`` of the softmax case);
+    SymPy's string syntax still (``sympify`` reads ``exp(1)`` back as E)."""
+    return _exact_printer()(settings).doprint(form)
+
+
+@lru_cache(maxsize=1)
+def _exact_printer():
+    """SymPy's StrPrinter with :func:`sstr`'s one change, made when first needed (SymPy's
+    printers load with SymPy)."""
+    from sympy.printing.str import StrPrinter
+
+    class ExactStrPrinter(StrPrinter):
+        def _print_Exp1(self, expr):
+            return "exp(1)"
+    return ExactStrPrinter
+
+
 __all__ = ["TextPrinter", "UnicodePrinter", "TexPrinter", "text", "label_of", "unicode", "latex", "plain_text", "unicode_text",
-           "plain_label", "counted",
+           "plain_label", "counted", "sstr",
            "RichText", "TARGETS", "precedence_of"]
+
