@@ -146,3 +146,20 @@ def test_a_file_is_whole_when_each_write_takes_only_part_of_its_block(tmp_path, 
     derive.output.write_atomic(str(out), iter(chunks))
     assert out.read_text() == "".join(chunks)
     assert len(calls) > 1  # (the whole text, about 1.6 MB, takes more than one write)
+
+
+def test_eulers_number_is_written_exp_1():
+    """softmax of (1, 2, 3, 4, 1, 2, 3): e^z_a = e^1. SymPy's string syntax writes Euler's
+    number E, which a page reads as the embedding table E ("e^z_a = E", a trial's finding);
+    derive writes exp(1), in the JSON's exact field and on the --exact page, and SymPy reads
+    it back as e."""
+    import sympy
+
+    from derive.export_json import records
+    from derive.rounding import Format
+
+    exact = {r["label"]: r["exact"] for r in records(derive(load_case("softmax")), Format()) if not r["after_step"]}
+    assert exact["e^z_a"] == "exp(1)" and sympy.sympify(exact["e^z_a"]) == sympy.E
+    assert exact["p(a)"].startswith("exp(1)/(") and "E" not in exact["p(a)"]
+    page = CliRunner().invoke(app, ["run", "softmax", "--exact"]).stdout
+    assert "e^z_a = exp(1)" in page and "= E" not in page
