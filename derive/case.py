@@ -555,7 +555,9 @@ class _Reader:
         if exponent is None or abs(exponent) <= MAX_EXPONENT:
             digits = _digits(value)
             if digits > self.limits["digits"]:
-                raise self.over("digits", where, f"a number of {digits} digits")
+                written = _describe(value)  # (said when short: 1e-999 is six characters and 999 digits)
+                raise self.over("digits", where, (f"{written} is " if len(written) <= 16 else "")
+                                + f"a number of {digits} digits written out")
             try:
                 result = parse_exact(value)
             except ValueError as exc:

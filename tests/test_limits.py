@@ -147,6 +147,18 @@ def test_a_prompt_past_the_tokens_limit_is_refused(tmp_path):
     assert_clean_error(result, path, "prompt.ids", "1,025 tokens", "limit of 1024")
 
 
+def test_a_short_number_of_too_many_digits_is_said_as_written(tmp_path):
+    """temperature = 1e-999 is six characters and 999 digits written out (1/10^999): the
+    error shows it as written, where it said only "a number of 999 digits" (a trial's
+    finding: the user wrote six characters)."""
+    text = (Path(__file__).parents[1] / "cases" / "cat-climbed.toml").read_text(encoding="utf-8")
+    path = tmp_path / "tiny.toml"
+    path.write_text(text.replace("temperature = 1", "temperature = 1e-999", 1), encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(str(path))
+    assert "temperature: 1e-999 is a number of 999 digits written out, more than the limit of 400" in str(info.value)
+
+
 def test_a_huge_negative_setting_is_said_as_written(tmp_path):
     """temperature = -1e999 is refused in one short line that names the field and shows the
     value as the file writes it, not its 1,000 digits (the line was 1,100 characters)."""
