@@ -658,8 +658,8 @@ class Checker:
             DeriveError: without ``quiet``, as :meth:`masked_score` (in the words of a file)."""
         if entry.phase != "before" or _one_value(entry) is None:
             return []
-        try:
-            return self.masked_score(entry.name, entry.block, entry.head, in_file=True)
+        try:  # (e^s_{1,2} of a masked score is e^-inf = 0: found by its score's name)
+            return self.masked_score(entry.name.removeprefix("e^"), entry.block, entry.head, in_file=True)
         except DeriveError:
             if quiet:
                 return []
@@ -668,11 +668,19 @@ class Checker:
     def judge_masked(self, entry: Entry, weight: Ref) -> Verdict:
         """A line about a score the mask hides (``s_{1,2} = -inf``; ``weight``: its a_{i,j},
         :meth:`masked_score`): correct when it gives -inf (``−∞``, ``-\\infty``), else wrong,
-        with why: the mask writes -inf there, and the score is never computed."""
+        with why: the mask writes -inf there, and the score is never computed. Its e^s
+        (``e^{s_{1,2}} = 0``) is e^-inf = 0 exactly, at any places."""
         meta = self.derivation.meta(weight)
         label = str(meta.name.but(symbol="s"))
         why = f"the mask hides key {meta.index} from query {meta.position}"
         written = _one_value(entry)
+        if entry.name.startswith("e^"):  # e^s of a masked score
+            label = str(meta.name.but(symbol="exp_s"))
+            if is_number(written) and printed_fraction(written) == 0:
+                return Verdict(entry.line, entry.source, "correct", f"{label}: correct: exactly 0, e^-inf ({why}; "
+                               "never computed)", label, [written], ["0"], ["0"])
+            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {why}, so {label} is e^-inf, exactly "
+                           f"0 (never computed), not {written}", label, [written], ["0"], ["0"])
         if written == MINUS_INF:
             return Verdict(entry.line, entry.source, "correct", f"{label}: correct: -inf ({why}; never computed)",
                            label, [written], [MINUS_INF], [MINUS_INF])

@@ -374,3 +374,13 @@ def test_a_masked_score_in_inline_math_is_judged(derivation):
     assert [(v.line, v.status) for v in found] == [(2, "correct"), (3, "wrong"), (4, "correct"), (5, "wrong"),
                                                    (6, "correct")], [v.message for v in found]
     assert found[1].message.endswith("so s_{1,2} is -inf (never computed, and a_{1,2} is exactly 0), not -1")
+
+
+def test_the_e_to_the_s_of_a_masked_score_is_exactly_zero(derivation):
+    """e^{s_{1,2}} of a masked score is e^-inf = 0, never computed: 0 (at any places) is
+    right and 1 is wrong, saying why, where both were "no quantity is called" (a trial's
+    finding)."""
+    found = Checker(derivation).check_text("Head 1\ne^{s_{1,2}} = 0\ne^s_{1,2} = 0.000\ne^{s_{1,2}} = 1\n")
+    assert [(v.line, v.status) for v in found] == [(2, "correct"), (3, "correct"), (4, "wrong")], \
+        [v.message for v in found]
+    assert found[2].message.endswith("so e^s_{1,2} is e^-inf, exactly 0 (never computed), not 1")
