@@ -276,7 +276,21 @@ def test_html_print_shows_every_step(case, tmp_path):
     assert right <= width - 18  # inside the page, in its right margin at most
 
 
-LAYOUT_CHECK = """<script>
+def layout_report(tmp_path: Path, page: str, probe: str, window: str) -> dict:
+    """Chromium's report on ``page`` (an HTML page's text) laid out in a window of
+    ``window`` pixels (``1200,1600``): ``probe``, a script that sets ``report``, runs at the
+    end of the page's body, and its report comes back as JSON."""
+    path = tmp_path / "probe.html"
+    path.write_text(page.replace("</body>", "<script>" + probe + """var out = document.createElement("pre");
+out.id = "layout";
+out.textContent = JSON.stringify(report);
+document.body.appendChild(out);
+</script></body>"""), encoding="utf-8")
+    done = chromium(tmp_path, path.as_uri(), f"--window-size={window}", "--dump-dom")
+    return json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+
+
+LAYOUT_CHECK = """
 document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
 var report = {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
               overflowing: [], tables: []};
@@ -293,11 +307,6 @@ document.querySelectorAll("main table").forEach(function (table) {
                       scroll: box.scrollWidth, client: box.clientWidth, boxRight: box.getBoundingClientRect().right,
                       mainRight: main.right, lastRight: heads[heads.length - 1].getBoundingClientRect().right});
 });
-var out = document.createElement("pre");
-out.id = "layout";
-out.textContent = JSON.stringify(report);
-document.body.appendChild(out);
-</script>
 """
 
 
@@ -308,10 +317,7 @@ def test_html_tables_scroll_inside_their_box(tmp_path):
     to its end it shows the last column whole. A screenshot of the MLP step is taken."""
     page = tmp_path / "page.html"
     cli("html", CASES[0], "-o", str(page))
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"), encoding="utf-8")
-    done = chromium(tmp_path, probe.as_uri(), "--window-size=1200,1600", "--dump-dom")
-    report = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    report = layout_report(tmp_path, page.read_text(encoding="utf-8"), LAYOUT_CHECK, "1200,1600")
     assert report["page"] <= report["view"]  # the page itself never scrolls sideways
     assert report["overflowing"] == []
     assert len(report["tables"]) == sum(len(s.tables) for s in derivation_of(CASES[0]).steps)
@@ -328,7 +334,7 @@ def test_html_tables_scroll_inside_their_box(tmp_path):
 
 
 
-PRINT_PROBE = """<script>
+PRINT_PROBE = """
 document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
 var wider = [];
 document.querySelectorAll("main *").forEach(function (el) {
@@ -337,12 +343,8 @@ document.querySelectorAll("main *").forEach(function (el) {
     wider.push((el.closest(".form, .equations, td, li, p, figcaption") || el).textContent.slice(0, 80));
   }
 });
-var out = document.createElement("pre");
-out.id = "layout";
-out.textContent = JSON.stringify({page: document.documentElement.scrollWidth,
-                                  view: document.documentElement.clientWidth, wider: wider.slice(0, 5)});
-document.body.appendChild(out);
-</script>
+var report = {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
+              wider: wider.slice(0, 5)};
 """
 
 
@@ -355,15 +357,11 @@ def test_html_print_layout_fits_the_page(case, options, tmp_path):
     where a printer would cut it (an aligned block of exact forms was 1160 px wide)."""
     page = cli("html", case, *options)
     assert "@media print" in page
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("@media print", "@media all").replace("</body>", PRINT_PROBE + "</body>"),
-                     encoding="utf-8")
-    done = chromium(tmp_path, probe.as_uri(), "--window-size=700,1000", "--dump-dom")
-    report = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    report = layout_report(tmp_path, page.replace("@media print", "@media all"), PRINT_PROBE, "700,1000")
     assert report["wider"] == [] and report["page"] <= report["view"] < 700
 
 
-DIGITS_PROBE = """<script>
+DIGITS_PROBE = """
 document.querySelectorAll("details.step").forEach(function (s) { s.open = true; });
 var columns = {};  // table and column -> [[right edge of the cell's digits, marked?], ...]
 document.querySelectorAll("main table").forEach(function (table, t) {
@@ -377,11 +375,7 @@ document.querySelectorAll("main table").forEach(function (table, t) {
     });
   });
 });
-var out = document.createElement("pre");
-out.id = "layout";
-out.textContent = JSON.stringify(columns);
-document.body.appendChild(out);
-</script>
+var report = columns;
 """
 
 
@@ -391,10 +385,7 @@ def test_a_note_mark_leaves_the_digits_aligned(tmp_path):
     which moved them left of the column's other numbers by the mark's width (a trial saw
     u_1's decimal points out of line in the seed's LayerNorm table)."""
     page = cli("html", CASES[0])
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("</body>", DIGITS_PROBE + "</body>"), encoding="utf-8")
-    done = chromium(tmp_path, probe.as_uri(), "--window-size=1200,1600", "--dump-dom")
-    columns = json.loads(unescape(re.search(r'<pre id="layout">(.*?)</pre>', done.stdout, re.S).group(1)))
+    columns = layout_report(tmp_path, page, DIGITS_PROBE, "1200,1600")
     mixed = {key: cells for key, cells in columns.items() if len({marked for _, marked in cells}) == 2}
     assert mixed, "no column mixes marked and unmarked cells: the test checks nothing"
     for key, cells in mixed.items():
