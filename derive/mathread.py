@@ -474,6 +474,16 @@ def _juxtaposed(a, b):
             return Call("p", (Piece(item.base),))  # p(\text{the}), p(a): a piece, one letter or more
     if _function(a) and not isinstance(b, Paren):
         return Call(_plain_base(a), (b,))
+    weight = b.a if isinstance(b, Bin) and b.op == "^" else b  # (W_1[1], or W_1[1]**3)
+    if isinstance(weight, Sym) and weight.base == "W":  # u'_1W_1[1], derive's label of (u'_1 W_1)[1]
+        if isinstance(a, Bin) and a.op in ("*", "/") and isinstance(a.b, Sym) and a.b.base == "u":
+            return Bin(a.op, a.a, _juxtaposed(a.b, b))  # 1/2*u'_1W_1[1]: the product's last factor is the label
+        if isinstance(a, Sym) and a.base == "u" and weight is not b:
+            return Bin("^", _juxtaposed(a, weight), b.b)  # u'_1W_1[1]**3: the label's power
+    if isinstance(a, Bin) and a.op in ("*", "/") and _is_sum(a.b):
+        return Bin(a.op, a.a, _juxtaposed(a.b, b))  # e^s_{5,1}/sum_j e^s_{5,j}: over the sum
+    if isinstance(a, Bin) and a.op == "/" and a.a == Sym("dL") and a.b == Sym("d") and isinstance(b, Sym):
+        return Deriv(Sym("L"), b)  # dL/d(W_Q)_{2,1}, derive's label of a weight entry's derivative
     if isinstance(a, Sym) and not a.scripts and not a.primes and a.base != "e" and isinstance(b, Num) \
             and b.text.isdigit() and not b.mark:
         return Sym(a.base, 0, (("_", b),))  # x5, u5: the plain writing of x_5
@@ -968,6 +978,8 @@ def _joined(node) -> str | None:
     if not (isinstance(node.a, Sym) and isinstance(node.b, Sym)):
         return None
     if (node.a.base, node.b.base) in (("q", "k"), ("q~", "k~")):
+        if any(kind == "[]" for kind, _ in node.a.scripts + node.b.scripts):
+            return None  # q_5[1]*k_2[1]: a product of two components, not the score q_5 . k_2
         return label(node.a) + "." + label(node.b)
     if node.op == "jux":
         return label(node.a) + label(node.b)

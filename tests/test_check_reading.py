@@ -334,3 +334,23 @@ def test_derive_run_exact_reads_back(derivation):
     lines = "sigma'_1 = sqrt(1/100000 + (-50*sqrt(375010)/37501 - 1/2)**2/2 + (1 + 100*sqrt(375010)/37501)**2/4)\n" \
         "o_2^(1)[1] = a_{2,1}*v_1[1] + a_{2,2}*v_2[1]\n"
     assert [v.status for v in Checker(derivation).check_text(lines)] == ["correct", "correct"]
+
+
+def test_a_product_of_two_components_is_no_score():
+    """q~_5[1]*k~_2[1] + q~_5[2]*k~_2[2], derive's definition of the rotated score q~_5 . k~_2
+    (cat-climbed-llama, head 1: -1.06739·0.24590 + (-1.23585)·(-1.12821) = 1.13183), is a
+    sum of products of components: each product was read as the score q~_5 . k~_2 itself,
+    and the line judged wrong at twice the value (2.26365...). Likewise derive's labels in
+    its exact definitions: 1/2*u'_1W_1[1] is half of (u'_1 W_1)[1], u'_1W_1[1]**3 its cube,
+    e^s/sum_j e^s_{5,j} a quotient by the sum, dL/d(W_Q)_{2,1} a derivative."""
+    llama = derive(load_case("cat-climbed-llama"))
+    assert round(-1.06739 * 0.24590 + (-1.23585) * (-1.12821), 4) == 1.1318
+    [score] = Checker(llama).check_text("Head 1\nq~_5.k~_2 = q~_5[1]*k~_2[1] + q~_5[2]*k~_2[2]\n")
+    assert score.status == "correct", score.message
+    from derive import mathread
+    for text in ("1/2*u'_1W_1[1]", "3*u'_1W_1[1]**3", "e^s_{5,1}/sum_j e^s_{5,j}"):
+        node = mathread.read(text).exprs[0]
+        last = node.b.a if isinstance(node.b, mathread.Bin) and node.b.op == "^" else node.b
+        assert mathread.is_name(last), (text, node)  # (the last factor: the label, the sum)
+        assert "u'" not in text or mathread.label(last) == "u'_1W_1[1]"
+    assert mathread.label(mathread.read("dL/d(W_Q)_{2,1}").exprs[0]) == "dL/dW_Q_{2,1}"
