@@ -810,6 +810,7 @@ class Checker:
         summed whole at 4); None when no page gives it."""
         node, value = step
         pages = sorted({decimal_places(n.text) or 0 for n in mathread.numbers(node)}, reverse=True)
+        ref = self._as_stepped(ref)
         return next((page for page in pages if 0 < page < places and ref in self.by_hand_of(value, page)), None)
 
     def judge_value(self, ref: Ref, text: str, line: int, step: tuple | None = None) -> tuple:
@@ -1268,10 +1269,19 @@ class Checker:
 
     def reading(self, ref: Ref, places: int):
         """The by-hand reading of ``ref`` from the page printed at ``places``
-        (:meth:`derive.byhand.ByHand.reading`), or None; worked out once."""
+        (:meth:`derive.byhand.ByHand.reading`), or None; worked out once. A weight after the
+        step (``E_{1,3} after the step``: the pass after it) is read as the SGD step writes it,
+        theta - eta dL/dtheta from the printed weight and derivative, as explain reads it."""
+        ref = self._as_stepped(ref)
         if (ref, places) not in self._reading:
             self._reading[ref, places] = self.printer(places).byhand.reading(ref)
         return self._reading[ref, places]
+
+    def _as_stepped(self, ref: Ref) -> Ref:
+        """A weight in the pass after the step as the SGD step's table prints it (phase
+        ``updated``); any other ref as it is."""
+        node = self.derivation.graph.nodes[ref.id]
+        return Ref("updated", ref.id) if ref.phase == "after" and node.op is None and node.meta.param else ref
 
     def writes_inputs(self, node, ref: Ref, places: int) -> bool:
         """The arithmetic ``node`` is ``ref``'s by-hand form: it writes every printed input

@@ -384,3 +384,19 @@ def test_the_e_to_the_s_of_a_masked_score_is_exactly_zero(derivation):
     assert [(v.line, v.status) for v in found] == [(2, "correct"), (3, "correct"), (4, "wrong")], \
         [v.message for v in found]
     assert found[2].message.endswith("so e^s_{1,2} is e^-inf, exactly 0 (never computed), not 1")
+
+
+def test_a_weight_after_the_step_from_the_printed_inputs_is_explained():
+    """woodchuck (eta = 1/2): E_{1,3} = 1 and its printed derivative -0.019 give
+    1.0 - 0.5·(-0.019) = 1.0095, a tie that rounds to 1.010 half away from zero, which the
+    page's own note works out; written so, or as 1.010 alone, the line is explained (it was
+    wrong: a weight named after the step was looked up in the forward pass after it, where
+    no reading is made; a trial's finding). Written at 4 places from the 3-place page
+    (0.0 - 0.5·(-0.047) = 0.0235), likewise."""
+    wood = derive(load_case("woodchuck"))
+    assert F("1.0") - F(1, 2) * F("-0.019") == F("1.0095")
+    found = Checker(wood).check_text("E_{1,3} after the step = 1.0 - 0.5·(-0.019) = 1.010\n"
+                                     "E_{1,3} after the step = 1.010\n"
+                                     "E_{1,1} after the step = 0.0 - 0.5·(-0.047) = 0.0235\n")
+    assert [v.status for v in found] == ["explained"] * 3, [v.message for v in found]
+    assert "1.0 - 0.5·(-0.019) = 1.0095" in found[1].message
