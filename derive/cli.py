@@ -529,6 +529,7 @@ def explain_command(
     from .cells import Printer
     from .check import Checker
     from .explain import explain, explain_masked_score, explain_setting
+    from .handfile import read_name
 
     fmt = make_format(places, sig, rounding.value, False, MINUS)
     try:
@@ -543,9 +544,12 @@ def explain_command(
                 refs = checker.named(name, block, head)  # as `derive check` reads a name
             except DeriveError:
                 masked = checker.masked_score(name, block, head)  # s_{1,2}: -inf by the mask, no quantity
+                label = read_name(name)[0]
+                exp = not masked and label.startswith("e^")  # e^{s_{1,2}}: e^-inf = 0
+                masked = masked or (checker.masked_score(label[2:], block, head) if exp else [])
                 if not masked:
                     raise
-                lines = explain_masked_score(derivation, printer, masked[0]) + [""]
+                lines = explain_masked_score(derivation, printer, masked[0], exp) + [""]
             else:
                 lines = [line for ref in refs for line in explain(derivation, printer, ref) + [""]]
     except DeriveError as exc:

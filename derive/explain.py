@@ -40,14 +40,18 @@ def explain_setting(name: str, meanings: list[tuple[Fraction, str]]) -> list[str
     return [name, f"  {what}{said} in this case (one of its settings, not a computed quantity)"]
 
 
-def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref) -> list[str]:
+def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref, exp: bool = False) -> list[str]:
     """The explanation of a score the mask hides, s_{i,j} (key j hidden from query i),
     which the graph does not hold: -inf by the mask, never computed, so its weight a_{i,j}
     (``weight``, :func:`derive.names.masked_score`) is exactly 0. Printed: the last row's
     table writes -inf (with the format's minus and ∞) for each key it hides; no table
-    prints the other rows' scores."""
+    prints the other rows' scores. With ``exp``, of its e^s_{i,j}: e^-inf, exactly 0."""
     meta = derivation.meta(weight)
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
+    if exp:
+        return [str(meta.name.but(symbol="exp_s")) + (f" ({where})" if where else ""),
+                f"  masked: exactly 0, e^-inf, never computed (the mask hides key {meta.index} from query "
+                f"{meta.position}, so {meta.label} is exactly 0 too)"]
     infinity = printer.fmt.minus + "\u221e"
     shown = infinity if meta.position == len(derivation.case.tokens) else None
     return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),

@@ -486,3 +486,14 @@ def test_explain_a_masked_score(tmp_path):
     assert out.returncode == 0, out.stderr
     assert line(out.stdout.splitlines(), "masked:").endswith("(the mask hides key 1 from query 5, so a_{5,1} is "
                                                              "exactly 0)  printed: \u2212\u221e")
+
+
+def test_explain_the_e_to_the_s_of_a_masked_score():
+    """e^{s_{1,2}} of head 1 (key 2 after query 1, masked): e^-inf, exactly 0, never computed,
+    as derive check judges it and the README says (it was "no quantity is called", a trial's
+    finding); a computed e^s is explained as before."""
+    lines = explain("e^{s_{1,2}}", "--head", "1")
+    assert lines[0].strip() == "e^s_{1,2} (block 1, head 1)"
+    assert line(lines, "masked:").startswith("masked: exactly 0, e^-inf, never computed (the mask hides key 2 from "
+                                             "query 1")
+    assert explain("e^{s_{5,2}}", "--head", "1")[1].strip().startswith("definition: e^s_{5,2} = exp(s_{5,2})")
