@@ -60,7 +60,7 @@ GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "et
          "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega")
 UNICODE_GREEK = {"μ": "mu", "σ": "sigma", "η": "eta", "ε": "eps", "θ": "theta", "π": "pi", "α": "alpha",
                  "β": "beta", "γ": "gamma", "δ": "delta", "λ": "lambda", "τ": "tau"}
-FUNCTIONS = {"exp", "ln", "log", "sqrt", "tanh", "erf", "sin", "cos", "GELU_tanh", "GELU_erf", "factorial"}
+FUNCTIONS = {"exp", "ln", "log", "sqrt", "tanh", "erf", "sin", "cos", "GELU_tanh", "GELU_erf", "factorial", "Max"}
 SPACE = "\u2423"
 
 GRAMMAR = r"""
@@ -1402,8 +1402,26 @@ def _factorial(node: Call, x):
     return fmpq(factorial(int(x.p)))
 
 
+def _max(values: list):
+    """The largest of ``values`` (exact fractions or balls).
+
+    Raises:
+        ValueError: when two balls overlap, so that which is larger is not decided."""
+    best = values[0]
+    for value in values[1:]:
+        if isinstance(best, fmpq) and isinstance(value, fmpq):
+            best = max(best, value)
+        elif arb(value) > arb(best):
+            best = value
+        elif not arb(value) <= arb(best):
+            raise ValueError("Max of values too close to tell which is larger")
+    return best
+
+
 def _call(node: Call, resolve, gelu):
     name = node.name
+    if name == "Max":  # Max(0, u'_1W_1[4]): a ReLU as SymPy writes it (derive run --exact)
+        return _max([_inner(arg, resolve, gelu) for arg in node.args])
     if len(node.args) != 1:
         raise ValueError(f"{name} takes one argument")
     if name in ("exp", "factorial"):

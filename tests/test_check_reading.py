@@ -354,3 +354,16 @@ def test_a_product_of_two_components_is_no_score():
         assert mathread.is_name(last), (text, node)  # (the last factor: the label, the sum)
         assert "u'" not in text or mathread.label(last) == "u'_1W_1[1]"
     assert mathread.label(mathread.read("dL/d(W_Q)_{2,1}").exprs[0]) == "dL/dW_Q_{2,1}"
+
+
+def test_sympy_max_of_a_relu_is_read():
+    """woodchuck's ReLU, as derive run --exact writes it in SymPy's syntax:
+    g_1[4] = Max(0, u'_1W_1[4]) (a line of its --exact page, unreadable before: 8 of its
+    lines). Max of exact numbers and of balls: Max(0, -2) = 0, Max(0, sqrt(2)) = sqrt(2)."""
+    from derive import mathread
+
+    assert mathread.evaluate(mathread.read("Max(0, -2)").exprs[0]) == 0
+    assert abs(float(mathread.evaluate(mathread.read("Max(0, sqrt(2))").exprs[0])) - math.sqrt(2)) < 1e-12
+    wood = derive(load_case("woodchuck"))
+    verdicts = Checker(wood).check_text("g_1[4] = Max(0, u'_1W_1[4])\ng_1[5] = Max(0, u'_1W_1[5])\n")
+    assert [v.status for v in verdicts] == ["correct", "correct"], [v.message for v in verdicts]
