@@ -113,6 +113,8 @@ def isolated_map(fn: Callable[[Any], Any], items: Sequence, seconds: float, tota
         batch = _in_child(fn, rest, seconds, left) if isolated else _here(fn, rest, seconds, left)
         outcomes.extend(batch)
         spent += sum(o.seconds for o in batch)
+        if batch and not batch[-1].done and left <= seconds:
+            spent = total  # (stopped on what was left of the total: it is spent, a timer's last tick short or not)
     return outcomes
 
 
