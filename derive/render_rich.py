@@ -540,11 +540,13 @@ class _VerdictRows:
         rule = Segment(box.get_row(widths, "row", edge=True) + "\n")
         for k, verdict in enumerate(self.verdicts):
             texts = _verdict_cells(verdict)
-            if plain:  # (a row of one line: its line number's cell, then the text after it, made once)
-                tail = report.tail(console, options, texts[1], texts[2], widths, divider.text, right.text)
+            if plain:  # (a row whose line number's cell is one line: that cell, then the rest of the row, made once)
                 number = report.cell(console, options, 0, texts[0], widths[0])
-                if tail is not None and len(number) == 1:
-                    yield Segment(left.text + "".join(segment.text for segment in number[0]) + tail)
+                if len(number) == 1:
+                    tail = report.tail(console, options, texts[1], texts[2], widths, divider.text, right.text)
+                    yield Segment(left.text + "".join(segment.text for segment in number[0]) + tail[0])
+                    for more in tail[1:]:
+                        yield Segment(left.text + " " * widths[0] + more)
                     if not (self.last and k == len(self.verdicts) - 1):
                         yield rule
                     continue
@@ -574,7 +576,7 @@ class _VerdictReport:
         self.verdicts, self.file, self.table = verdicts, file, _verdict_table(file)
         self._widths: dict[int, list[int]] = {}
         self._cells: dict[tuple, list] = {}
-        self._tails: dict[tuple, str | None] = {}
+        self._tails: dict[tuple, list[str]] = {}
 
     def widths(self, console, options) -> list[int]:
         """The column widths Rich gives the whole table at ``options``' width: Rich's own
@@ -605,16 +607,19 @@ class _VerdictReport:
         return sum(self.widths(console, options)) + self.table._extra_width
 
     def tail(self, console, options, status: str, message: str, widths: list[int], divider: str,
-             right: str) -> str | None:
-        """The text of a row of the table without styles after its line number's cell: the
-        divider, the verdict's cell, the divider, the message's cell and the right edge
-        (with the line's end), when both cells are one line at ``widths``; else None. Made
-        once per verdict and message (a long file repeats them)."""
+             right: str) -> list[str]:
+        """The text of a row of the table without styles after its line number's cell, a
+        line at a time: the divider, the verdict's cell, the divider, the message's cell and
+        the right edge (with the line's end), the shorter cell filled with blank lines below
+        it as Rich's table fills it. Made once per verdict and message (a long file repeats
+        them)."""
         key = (status, message, widths[1], widths[2])
         if key not in self._tails:
             verdict, said = (self.cell(console, options, i, text, widths[i]) for i, text in ((1, status), (2, message)))
-            self._tails[key] = None if len(verdict) != 1 or len(said) != 1 else \
-                divider + "".join(s.text for s in verdict[0]) + divider + "".join(s.text for s in said[0]) + right
+            height = max(len(verdict), len(said), 1)
+            verdict, said = (["".join(s.text for s in line) for line in cell] + [" " * width] * (height - len(cell))
+                             for cell, width in ((verdict, widths[1]), (said, widths[2])))
+            self._tails[key] = [divider + v + divider + m + right for v, m in zip(verdict, said)]
         return self._tails[key]
 
     def cell(self, console, options, column: int, text: str, width: int) -> list[list[Segment]]:
