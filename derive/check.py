@@ -152,6 +152,8 @@ class Checker:
         self._places: dict[tuple, list[Ref]] = memo("places")  # (phase, symbol, block, head, norm) -> its quantities
         self._by_hand: dict[tuple, list] = memo("by_hand")  # (ref, format) -> conventions_by_hand's readings
         self._settled: dict[tuple, tuple] = memo("settled")  # judge_value's correct or explained result, by (ref, text)
+        # judge's verdict on a line whose every value is correct or explained, by its quantities and values
+        self._settled_lines: dict[tuple, tuple] = memo("settled lines")
         self._variant_values: dict[tuple, str | None] = memo("under")  # _under's answer, by its arguments
         self._labels: dict[Ref, str] = memo("labels")  # label_of's answer, by ref
         self._behind: dict[int, tuple] = memo("behind")  # every ancestor of a node, and them with it, in order
@@ -756,14 +758,23 @@ class Checker:
 
     # ------------------------------------------------------------------ judging
     def judge(self, entry: Entry, refs: list[Ref]) -> Verdict:
-        """Judge each written component and combine them into the line's verdict."""
+        """Judge each written component and combine them into the line's verdict. A line
+        whose every value is correct or explained has a verdict that depends on its values
+        alone (:meth:`judge_value`), kept once per quantities and values (a long file
+        repeats its lines)."""
+        key = (*refs, *entry.values)  # (a Ref is a tuple, a value a str: the key says which is which)
+        settled = self._settled_lines.get(key)
+        if settled is not None:
+            for ref, text in zip(refs, entry.values):
+                self._wrote(ref, text, entry.line)
+                self.origin.pop(ref, None)
+                self._origins.pop(ref.id, None)
+            status, message, label, expected, exact = settled
+            return Verdict(entry.line, entry.source, status, message, label, entry.values, expected, exact)
         step = self.last_step(entry) if len(refs) == 1 else None
         results = [self.judge_value(ref, text, entry.line, step) for ref, text in zip(refs, entry.values)]
         for ref, text in zip(refs, entry.values):
-            self.student[ref] = _fraction(text)
-            self.written_on[ref] = entry.line  # the reader's latest value of it
-            if ref.phase == "before":
-                self._written[ref.id] = fmpq(self.student[ref].numerator, self.student[ref].denominator)
+            self._wrote(ref, text, entry.line)
         worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
         label = self.label(refs[0]) if len(refs) == 1 else _row_name(
@@ -785,8 +796,19 @@ class Checker:
                 self._origins[ref.id] = self.origin[ref]
         origin = next((r[2] for r in results if r[0] == "inherited"), None)
         convention = _common([r[3] for r in results if r[0] == "convention"])
-        return Verdict(entry.line, entry.source, status, message, label, entry.values,
-                       [r[4] for r in results], [r[5] for r in results], origin, convention)
+        expected, exact = [r[4] for r in results], [r[5] for r in results]
+        if all(r[0] in ("correct", "explained") and self._settled.get((ref, text)) is r
+               for ref, text, r in zip(refs, entry.values, results)):  # (not an explanation by the lines before)
+            self._settled_lines[key] = (status, message, label, expected, exact)
+        return Verdict(entry.line, entry.source, status, message, label, entry.values, expected, exact, origin,
+                       convention)
+
+    def _wrote(self, ref: Ref, text: str, line: int) -> None:
+        """Keep the reader's value ``text`` of ``ref``, written on ``line``."""
+        self.student[ref] = _fraction(text)
+        self.written_on[ref] = line  # the reader's latest value of it
+        if ref.phase == "before":
+            self._written[ref.id] = _fmpq(text)
 
     def last_step(self, entry: Entry) -> tuple | None:
         """The calculation a named line writes just before its value, and the calculation's
@@ -1439,6 +1461,13 @@ def _common(lists: list[list[str]]) -> str | None:
 
 
 _fraction = lru_cache(maxsize=1 << 16)(printed_fraction)  # a written number's value, read once per text
+
+
+@lru_cache(maxsize=1 << 16)
+def _fmpq(text: str) -> fmpq:
+    """A written number's value as python-flint's fmpq, made once per text."""
+    value = _fraction(text)
+    return fmpq(value.numerator, value.denominator)
 
 
 @lru_cache(maxsize=1 << 16)
