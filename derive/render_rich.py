@@ -279,9 +279,14 @@ class WholeTable:
             # same cells without Rich measuring them word by word
             whole = [fits and all(_fits(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
             columns, rows = [self.columns[i] for i in group], [[row[i] for i in group] for row in self.rows]
-            if group and all(whole) and all(_as_is(cell) for i in group for cell in cells[i]):
+            if group and fits and all(_as_is(cell) for i in group for cell in cells[i]) \
+                    and all(_fits(header, w) for header, w in zip(columns, widths)) \
+                    and all(one or not any(_WIDE_SPACE.search(cell) or "\t" in cell for cell in cells[i])
+                            for i, one in zip(group, whole)):
                 box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
                 header = None if console.color_system is None else console.get_style("table.header")
+                rows = [[[cell] if one else _divided(cell, w) for cell, one, w in zip(row, whole, widths)]
+                        for row in rows]
                 for k, line in enumerate(self._plain_lines(box, columns, widths, rows)):
                     if k == 1 and header:  # (the header row, its cells in the header style)
                         yield from self._header_segments(box, columns, widths, header)
@@ -304,20 +309,29 @@ class WholeTable:
         return out + [Segment(box.head_right)]
 
     @staticmethod
-    def _plain_lines(box: Box, columns: list[str], widths: list[int], rows: list[list[str]]) -> list[str]:
-        """The lines of :meth:`_rich_table` when every cell is one line that fits its
-        column and Rich prints it as it is (:func:`_as_is`), without styles (on a page with
-        them, the header row's are :meth:`_header_segments`): Rich's box (its top, header separator and bottom rules), and each row's cells
-        left-justified to the column's width between their two spaces of padding, joined
-        by the box's verticals (the header's, the body's, the last row's)."""
+    def _plain_lines(box: Box, columns: list[str], widths: list[int], rows: list[list[list[str]]]) -> list[str]:
+        """The lines of :meth:`_rich_table` when every cell reads as it is (:func:`_as_is`),
+        each header fits its column on one line and the columns fit the page, without
+        styles (on a page with them, the header row's are :meth:`_header_segments`):
+        Rich's box (its top, header separator and bottom rules), and each row's lines, a
+        cell given as its lines (Rich's wrapping of it at its column's width, :func:`_divided`),
+        each left-justified to the column's width between their two spaces of padding
+        (a cell of fewer lines than its row's blank below them), joined by the box's
+        verticals (the header's, the body's, the last row's)."""
         def line(left: str, vertical: str, right: str, texts: list[str]) -> str:
             return left + vertical.join(" " + t + " " * (w - len(t) + 1) for t, w in zip(texts, widths)) + right
+
+        def row_lines(left: str, vertical: str, right: str, cells: list[list[str]]) -> list[str]:
+            return [line(left, vertical, right, [cell[k] if k < len(cell) else "" for cell in cells])
+                    for k in range(max(map(len, cells), default=1))]
 
         padded = [w + 2 for w in widths]
         lines = [box.get_top(padded), line(box.head_left, box.head_vertical, box.head_right, columns),
                  box.get_row(padded, "head", edge=True)]
-        lines += [line(box.mid_left, box.mid_vertical, box.mid_right, row) for row in rows[:-1]]
-        lines += [line(box.foot_left, box.foot_vertical, box.foot_right, row) for row in rows[-1:]]
+        for row in rows[:-1]:
+            lines += row_lines(box.mid_left, box.mid_vertical, box.mid_right, row)
+        for row in rows[-1:]:
+            lines += row_lines(box.foot_left, box.foot_vertical, box.foot_right, row)
         return lines + [box.get_bottom(padded)]
 
     @staticmethod

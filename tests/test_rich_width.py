@@ -114,7 +114,14 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
                                                        ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]]),
                   WholeTable("as they are", ["E[id]", "i \\ j", "x_1 \u2208 [a, b]"],  # markup Rich reads back as it is
                              [["[1, 2]", " \u22120.5\u00b9", "x: y"], ["\u2423a", "", "[ab]"], ["a b", "z\u2026 ", "\\[b]"]]),
-                  WholeTable("no rows", ["a", "b"], [])]
+                  WholeTable("no rows", ["a", "b"], []),
+                  # cells that wrap under headers that fit (drawn by derive): runs of spaces, a word
+                  # folded, a row of one line beside rows of several; a wrapped cell with a space
+                  # that is not ASCII, and a header that wraps (Rich's table)
+                  WholeTable("wraps", ["k", "v", "w"], [["1", "x  y   z " * 10 + "w" * 45, "[1, 2] "],
+                                                        ["2", "short", "a b " * 30], ["3", "[q]", ":"]]),
+                  WholeTable("wraps too", ["k", "a long header of words " * 4], [["1", "a\u00a0b c " * 12]]),
+                  WholeTable("no space", ["k", "v"], [["1", "a\u00a0b c " * 12], ["2", "x\ty " * 30]])]
         return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
                 Group(*paragraphs, *tables)]
 
