@@ -63,6 +63,7 @@ VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 STRUCTURE = re.compile(r"\\(begin|end|usepackage|documentclass|set[a-z]*|new[a-z]*|renew[a-z]*|def|hypersetup|"
                        r"geometry|sisetup|captionsetup|definecolor|input|include[a-z]*|label|caption|item)(?![A-Za-z])")
 BOX = "\u2502\u2503"  # │ ┃: the cell borders of a terminal table
+BOX_SPLIT = re.compile("[" + BOX + "]")  # (a row of a terminal table split into its cells)
 BOX_LINES = "".join(map(chr, range(0x2500, 0x2580)))  # Unicode's box drawing: a table's borders and rules
 SUPERSCRIPT_MARK = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+\\s*")  # a note's mark: ¹, ¹², ...
 NOTE_LINE = re.compile("^[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+ [^:]{1,40}:( |$)")  # ¹ u_1[1]: from the ...
@@ -873,7 +874,7 @@ def _box_rows(lines: list[str], top: int, bottom: int) -> tuple[list[str], list[
         stripped = lines[k].strip()
         if not stripped or stripped[0] not in BOX:
             continue
-        cells = re.split("[" + BOX + "]", stripped)[1:-1]
+        cells = BOX_SPLIT.split(stripped)[1:-1]
         border = stripped[0]
         last = rows[-1] if rows else None
         if last is None or last[0] != border or len(last[1]) != len(cells) \
@@ -904,8 +905,14 @@ def _cut(cell: str) -> bool:
 
 def _box_row(row: str) -> list[str]:
     """The cells of a terminal table's row (``│ `the` │ 0.000 │ −0.816¹ │``), note marks dropped."""
-    cells = re.split("[" + BOX + "]", row.strip())[1:-1]
-    return [_cell_text(MARKS.sub("", c.strip())) for c in cells]
+    return list(_box_cells(row))
+
+
+@lru_cache(maxsize=1 << 12)
+def _box_cells(row: str) -> tuple[str, ...]:
+    """:func:`_box_row`, read once per distinct row (a page checked again repeats its tables)."""
+    cells = BOX_SPLIT.split(row.strip())[1:-1]
+    return tuple(_cell_text(MARKS.sub("", c.strip())) for c in cells)
 
 
 def _tab_row(row: str) -> list[str]:
