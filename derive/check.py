@@ -51,7 +51,8 @@ from .errors import DeriveError, NotDerived
 from .evaluate import MAX_PREC
 from .graph import NeedPrecision, Undefined, Value, is_exact
 from .handfile import MINUS_INF, PLUS_INF, Entry, decimal_places, parse, prose_entry, read_name
-from .names import HEAD, find, label_of, masked_score, per_derivation, same_place_in_head
+from .name import OVER_T
+from .names import HEAD, as_stepped, find, label_of, masked_score, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
@@ -832,7 +833,7 @@ class Checker:
         summed whole at 4); None when no page gives it."""
         node, value = step
         pages = sorted({decimal_places(n.text) or 0 for n in mathread.numbers(node)}, reverse=True)
-        ref = self._as_stepped(ref)
+        ref = as_stepped(self.derivation, ref)
         return next((page for page in pages if 0 < page < places and ref in self.by_hand_of(value, page)), None)
 
     def judge_value(self, ref: Ref, text: str, line: int, step: tuple | None = None) -> tuple:
@@ -1009,9 +1010,10 @@ class Checker:
             return variant, Ref(ref.phase, find(variant, meta.label, meta.block, meta.head)[0].id)
         except DeriveError:
             pass
-        if meta.symbol in ("exp_z_over_T", "sum_exp_z_over_T"):  # (at T = 1, e^(z_j/T) is e^z_j)
+        plain = next((symbol for symbol, scaled in OVER_T.items() if scaled == meta.symbol), None)
+        if plain is not None:  # (at T = 1, e^(z_j/T) is e^z_j)
             try:
-                name = meta.name.but(symbol=meta.symbol.removesuffix("_over_T"))
+                name = meta.name.but(symbol=plain)
                 return variant, Ref(ref.phase, find(variant, name, meta.block, meta.head)[0].id)
             except DeriveError:
                 pass
@@ -1294,16 +1296,10 @@ class Checker:
         (:meth:`derive.byhand.ByHand.reading`), or None; worked out once. A weight after the
         step (``E_{1,3} after the step``: the pass after it) is read as the SGD step writes it,
         theta - eta dL/dtheta from the printed weight and derivative, as explain reads it."""
-        ref = self._as_stepped(ref)
+        ref = as_stepped(self.derivation, ref)
         if (ref, places) not in self._reading:
             self._reading[ref, places] = self.printer(places).byhand.reading(ref)
         return self._reading[ref, places]
-
-    def _as_stepped(self, ref: Ref) -> Ref:
-        """A weight in the pass after the step as the SGD step's table prints it (phase
-        ``updated``); any other ref as it is."""
-        node = self.derivation.graph.nodes[ref.id]
-        return Ref("updated", ref.id) if ref.phase == "after" and node.op is None and node.meta.param else ref
 
     def writes_inputs(self, node, ref: Ref, places: int) -> bool:
         """The arithmetic ``node`` is ``ref``'s by-hand form: it writes every printed input

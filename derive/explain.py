@@ -16,7 +16,7 @@ from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
 from .name import after_step, grad_of
-from .names import SHARED, label_of
+from .names import SHARED, as_stepped, label_of
 from .printing import plain_text, text
 from .rounding import format_fraction
 from .steps import Ref
@@ -76,10 +76,9 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     pass before the step and after it, and the SGD step theta - eta dL/dtheta, its inputs
     as printed);
     the exact one evaluates the same operation on the exact values of the inputs."""
+    ref = as_stepped(derivation, ref)  # (a weight in the pass after the step: its value after the step)
     node = derivation.graph.nodes[ref.id]
     meta = node.meta
-    if node.op is None and ref.phase == "after" and meta.param:
-        ref = Ref("updated", ref.id)  # a weight in the pass after the step: its value after the step
     shared = meta.symbol in SHARED and meta.block in derivation.graph.head_groups  # (read by a group of query heads)
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("key/value head" if shared else "head",
                                                                       meta.head)) if v)

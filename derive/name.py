@@ -41,6 +41,9 @@ PRIMED_LETTERS = ("u", "x")  # letters whose prime is a prime (u' = LN(h), x' = 
 PAIR_INDEXED = ("s", "a", "exp_s")  # written s_{i,j}: the query row and the key column
 PIECE_INDEXED = ("z", "exp_z", "exp_z_over_T", "p")  # indexed by a vocabulary piece
 COMPOUND = ("qk", "exp_s", "sum_exp_s", "exp_z", "sum_exp_z", "exp_z_over_T", "sum_exp_z_over_T", "hidden")
+# e^z_j and their sum under a temperature T other than 1: e^(z_j/T) and sum_j e^(z_j/T) (at T = 1,
+# the same quantities; a hand e^z_j at T != 1 names e^(z_j/T))
+OVER_T = {"exp_z": "exp_z_over_T", "sum_exp_z": "sum_exp_z_over_T"}
 PRIMED = {"x2": "x", "u2": "u"}  # JSON symbols of the primed quantities (x' = x + PE, u')
 # Symbols whose position the chapter does not write (the logits belong to the last row).
 UNPOSITIONED = ("z", "exp_z", "exp_z_over_T", "p", "sum_exp_z", "sum_exp_z_over_T", "L")

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from .derivation import Derivation
 from .errors import DeriveError
-from .name import Fields, Name, after_step, grad_of, json_symbol
+from .name import OVER_T, Fields, Name, after_step, grad_of, json_symbol
 from .name_parser import parse_name
 from .printing import quoted
 from .steps import Ref
@@ -60,6 +60,15 @@ def label_of(derivation: Derivation, ref: Ref) -> str:
     if ref.phase in ("after", "updated"):
         return str(after_step(meta.name)) if meta.name is not None else f"{meta.label} after the step"
     return meta.label
+
+
+def as_stepped(derivation: Derivation, ref: Ref) -> Ref:
+    """A weight named in the pass after the SGD step (phase ``after`` of a leaf that is a
+    parameter) as its value after the step, phase ``updated``, where the step's table
+    prints it and the by-hand readings know it (theta - eta dL/dtheta); any other ref as it
+    is. (The pass after the step reads its weights at those values.)"""
+    node = derivation.graph.nodes[ref.id]
+    return Ref("updated", ref.id) if ref.phase == "after" and node.op is None and node.meta.param else ref
 
 
 def same_place_in_head(derivation: Derivation, node_id: int, head: int) -> int | None:
@@ -274,9 +283,9 @@ def _over_T(derivation: Derivation, wanted: Name) -> Name | None:
     """The Name under a temperature T other than 1 of e^z_j or of their sum (``e^(z_j/T)``,
     ``sum_j e^(z_j/T)``: what the softmax reads, :func:`derive.rules.unembedding.softmax`)
     when ``wanted`` is one of those and the case has it; else None."""
-    if wanted.fields.symbol not in ("exp_z", "sum_exp_z") or derivation.case.conventions.temperature in (0, 1):
+    if wanted.fields.symbol not in OVER_T or derivation.case.conventions.temperature in (0, 1):
         return None
-    scaled = wanted.but(symbol=wanted.fields.symbol + "_over_T")
+    scaled = wanted.but(symbol=OVER_T[wanted.fields.symbol])
     return scaled if _found(derivation, scaled, None, None) else None
 
 
