@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from flint import ctx, fmpq
+from flint import arb, ctx, fmpq
 
 from . import formula as F
 from .derivation import Derivation
@@ -338,6 +338,28 @@ class _Read:
 
     def __getitem__(self, node_id: int) -> Value:
         return self.read(node_id)
+
+
+
+def logit_gradient_of(derivation: Derivation, ref: Ref) -> tuple[Ref, int] | None:
+    """For dL/dz_i of a case that starts from logits (its trained quantity, phase ``grad``),
+    p_i and y_i (1 for the target's piece, else 0); None for any other quantity, or at
+    T = 0 (no softmax to differentiate)."""
+    case, outputs = derivation.case, derivation.outputs
+    if ref.phase != "grad" or case.logits is None or ref.id not in outputs["z"] or not case.conventions.temperature:
+        return None
+    c = outputs["z"].index(ref.id)
+    return Ref("before", outputs["p"][c]), int(c == case.target)
+
+
+def logit_gradient(p: F.Node, y: int, derivation: Derivation) -> F.Node:
+    """dL/dz_i = (p_i - y_i) / T, over ln 2 in bits, written over ``p`` (p_i as printed, or
+    its exact digits): the derivative of the softmax cross-entropy with temperature T
+    (Hinton et al. 2015, eq. 2), as the gradient's table of :func:`rules.training._logit_steps`
+    writes it."""
+    conventions = derivation.case.conventions
+    formula = F.Over(F.Group(F.Terms(p, F.Neg(F.number(y)))), F.number(conventions.temperature))
+    return F.Over(formula, F.ln(2)) if conventions.loss_log == "2" else formula
 
 
 class ByHand:
@@ -764,6 +786,8 @@ class ByHand:
         is the SGD step from the printed weight and gradient (:meth:`_sgd_reading`)."""
         if ref in self.printed and not is_number(self.printed[ref]):
             return None
+        if ref.phase == "grad":
+            return self._logit_gradient_reading(ref, noteworthy)
         phase = "before" if ref.phase == "updated" else ref.phase  # (the step reads the weights before it)
         if phase != self.phase:
             reader = self._reader_of(phase)
@@ -869,6 +893,37 @@ class ByHand:
         still = " (not trained)" if trained is not None and node.meta.param not in trained else " (derivative 0)"
         return self._finish(ref, after_step(node.meta.name), [(grad_of(node.meta.name), gradient)],
                             formula, reader, "" if moved else still, rounded)
+
+    def _logit_gradient_reading(self, ref: Ref, noteworthy: bool = False) -> Reading | None:
+        """:meth:`reading` of dL/dz_i in a case that starts from logits, :func:`logit_gradient`
+        over the printed p_i (the gradient's table writes (p - y) / T); None for any other
+        derivative (a weight's: the chain rule through the whole pass has no by-hand form)
+        or for p printed without digits."""
+        found = logit_gradient_of(self.derivation, ref)
+        shown = self.printed.get(found[0]) if found else None
+        if shown is None or not is_number(shown):
+            return None
+        (p, y), conventions = found, self.derivation.case.conventions
+        written = printed(shown.replace("\u2212", "-"))
+        exact = (printed_fraction(shown) - y) / conventions.temperature
+        prec = READER_PREC
+        while True:  # (in bits, over ln 2: the reader's precision doubles until the digits are certain)
+            with ctx.workprec(prec):
+                value = fmpq(exact.numerator, exact.denominator)
+                if conventions.loss_log == "2":
+                    value = arb(value) / arb(2).log()
+                try:
+                    rounded = self._rounded(ref, value) if noteworthy else None
+                    if rounded is not None and not rounded[3]:
+                        return None
+                    return self._finish(ref, grad_of(self.graph.nodes[ref.id].meta.name),
+                                        [(self.graph.nodes[p.id].meta, written)],
+                                        F.Chain(logit_gradient(written, y, self.derivation), self._value_expr(value)),
+                                        value, rounded=rounded)
+                except NeedPrecision:
+                    if prec >= MAX_PREC:
+                        return None
+                    prec *= 2
 
     def _gradient(self, leaf: int) -> Fraction | None:
         """dL/dtheta of the weight ``leaf`` as the reader takes it: as printed; 0 when no

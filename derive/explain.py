@@ -11,7 +11,7 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 
 from . import formula as F
-from .byhand import READER_PREC, Reading, exact_text, printed_fraction
+from .byhand import READER_PREC, Reading, exact_text, logit_gradient, logit_gradient_of, printed_fraction
 from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
@@ -86,10 +86,20 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     shown = printer.shown(ref)  # (None: no table prints it)
     if ref.phase == "grad":
         exact = derivation.exact_text(ref)
-        return lines + [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
+        lines += [f"  the derivative of L by {meta.label}, by reverse mode (the chain rule back from L)"] + \
             ([f"  exact: {exact}"] if exact != lines[0] else []) + \
-            [f"  value: {printer.byhand.digits(derivation.value(ref))}  {_printed(shown)}",
-             "  the reader, from the printed inputs: no recalculation (derive writes no by-hand form of a derivative)"]
+            [f"  value: {printer.byhand.digits(derivation.value(ref))}  {_printed(shown)}"]
+        logit = logit_gradient_of(derivation, ref)  # (dL/dz_i = (p_i - y_i) / T: the one derivative a reader works out)
+        reading = printer.byhand.reading(ref) if logit else None
+        if reading is None:
+            return lines + ["  the reader, from the printed inputs: no recalculation (derive writes no by-hand form "
+                            "of a weight's derivative)" if not logit else "  the reader, from the printed inputs: no "
+                            f"recalculation ({label_of(derivation, logit[0])} is not printed with certain digits)"]
+        p, y = logit
+        exact_calc = text(logit_gradient(printer.byhand.digits_expr(derivation.value(p)), y, derivation))
+        return lines + [f"  the reader, {plain_text(reading.whence())}: {reading.calculation} -> {reading.reader}",
+                        f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}",
+                        "  " + why(reading, printer, derivation.value(ref))]
     if node.masked:  # (an entry of a run of leaves that stand for masked entries)
         return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed (the mask hides key "
                         f"{meta.index} from query {meta.position})  {_printed(shown)}"]
@@ -233,9 +243,11 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
                     f"printed {reading.correct}.")
         span = _interval(printed_fraction(reading.correct), fmt)
         where = f" lie between the rounding boundaries {span[0]} and {span[1]}, so both" if span else ""
+        errors = "the rounding error of the printed input (off by" if len(reading.sources) == 1 else \
+            "the rounding errors of the printed inputs (each off by"
         return (f"why: the reader's {mine} and the exact {reading.exact_digits} both{where} round to "
-                f"{reading.correct}: the rounding errors of the printed inputs (each off by {_input_error(fmt)}) "
-                "do not cross a rounding boundary here.")
+                f"{reading.correct}: {errors} {_input_error(fmt)}) "
+                f"{'does' if len(reading.sources) == 1 else 'do'} not cross a rounding boundary here.")
     if unit is not None:
         a, b = printed_fraction(reading.reader), printed_fraction(reading.correct)
         crossed = [exact_text(x, fmt.places + 2) for x in _boundaries(a, b, fmt)]
@@ -243,8 +255,9 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
             crossed = crossed[:2] + ["...", crossed[-1]]
         across = (f"the rounding boundary {crossed[0]}" if len(crossed) == 1 else
                   f"the rounding boundaries {', '.join(crossed[:-1])} and {crossed[-1]}")
-        return (f"why: the printed inputs are each off by {_input_error(fmt)} and together move the result "
-                f"across {across}: the reader lands on the "
+        off = f"the printed input is off by {_input_error(fmt)} and moves" if len(reading.sources) == 1 else \
+            f"the printed inputs are each off by {_input_error(fmt)} and together move"
+        return (f"why: {off} the result across {across}: the reader lands on the "
                 f"{'upper' if a > b else 'lower'} side ({mine} -> {reading.reader}), the exact value on the other "
                 f"({reading.exact_digits} -> {reading.correct}).")
     return (f"why: the rounding errors of the printed inputs move the result across a rounding boundary: "

@@ -356,3 +356,35 @@ def test_a_hand_table_with_an_e_to_the_z_over_T_column_is_read():
     verdicts = Checker(hot).check_text(text)
     assert [(v.name, v.status) for v in verdicts] == [("z_\u2423roof", "correct"), ("e^(z_\u2423roof/T)", "correct")] * 3, \
         [v.message for v in verdicts]
+
+
+@pytest.mark.parametrize("log", ["e", "2"])
+def test_the_logits_gradient_has_a_by_hand_note_from_the_printed_p(tmp_path, log):
+    """dL/dz = (p - y) / T (over ln 2 in bits), the gradient table's own formula, worked
+    from the printed p: at T = 1/2, p(c) = e^0.2 / (e^4 + e^2 + e^0.2) prints 0.019, and
+    (0.019 - 0) / 0.5 = 0.038 while 2 p(c) = 0.03864... rounds to 0.039 (in bits 0.038 /
+    ln 2 = 0.0548... -> 0.055, 2 p(c) / ln 2 = 0.0557... -> 0.056): the page notes it, the
+    checker explains a reader's 0.038, and explain works it out. Computed here with math."""
+    from derive.cells import Printer
+    from derive.check import Checker
+    from derive.explain import explain
+    from derive.render_rich import render_steps
+
+    e = [math.exp(v / 0.5) for v in (2, 1, 0.1)]
+    p_c = e[2] / sum(e)
+    bits = math.log(2) if log == "2" else 1
+    reader, exact = round(0.019 / 0.5 / bits, 3), 2 * p_c / bits
+    assert round(p_c, 3) == 0.019 and reader != round(exact, 3)  # (the disagreement the note explains)
+    d = derive(load_case(str(write(tmp_path, SOFTMAX.format(T=0.5, log=log)))))
+    printer = Printer(d, Format(places=3))
+    step = next(s for s in d.steps if s.key == "gradient")
+    page = "\n".join(line.text for line in render_steps(d, [step], printer).renderables if hasattr(line, "text"))
+    calc = "(0.019 - 0) / 0.5" + (" / ln(2)" if log == "2" else "")
+    assert f"dL/dz_c: from the printed inputs, {calc} = " in page
+    assert f"rounds to {reader:.3f}; the exact value {str(exact)[:7]}" in page
+    verdicts = Checker(d).check_text(f"dL/dz_c = {reader:.3f}\ndL/dz_c = {round(exact, 3):.3f}\n"
+                                     f"dL/dz_c = {reader - 0.001:.3f}")
+    assert [v.status for v in verdicts] == ["explained", "correct", "wrong"]
+    lines = explain(d, printer, _grad(d.outputs["z"][2]))
+    assert f"  the reader, from the printed inputs: {calc} = " in "\n".join(lines)
+    assert any("the printed input is off by up to 0.0005" in line for line in lines)
