@@ -52,7 +52,7 @@ from .evaluate import MAX_PREC
 from .graph import NeedPrecision, Undefined, Value, is_exact
 from .handfile import MINUS_INF, PLUS_INF, Entry, decimal_places, parse, prose_entry, read_name
 from .name import OVER_T
-from .names import HEAD, as_stepped, find, label_of, masked_score, per_derivation, same_place_in_head
+from .names import HEAD, as_stepped, find, hidden_by_mask, label_of, masked_score, per_derivation, same_place_in_head
 from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
@@ -361,10 +361,10 @@ class Checker:
         if infinite is not None:  # (a computed quantity: only a masked score is -inf, and nothing is +inf)
             label = self.label(refs[0]) if len(refs) == 1 else entry.name
             exact = self.printer(3).byhand.exact_digits(refs[0]) or UNDECIDED_DIGITS if len(refs) == 1 else None
-            said = "-inf is the value of a score the mask hides (never computed)" if infinite == MINUS_INF else \
+            said = "only a score the mask hides is -inf (never computed)" if infinite == MINUS_INF else \
                 "no quantity of the derivation is +inf"
-            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: {said}; " +
-                           (f"{label} is computed, the exact value is {exact}" if exact else f"{label} is computed"),
+            return Verdict(entry.line, entry.source, "wrong", f"{label}: wrong: " +
+                           (f"the exact value is {exact}" if exact else f"{label} is computed") + f"; {said}",
                            label, entry.values, None, [exact] if exact else None)
         if entry.exact is not None:
             return self.judge_exact(entry, refs)
@@ -675,7 +675,7 @@ class Checker:
         (``e^{s_{1,2}} = 0``) is e^-inf = 0 exactly, at any places."""
         meta = self.derivation.meta(weight)
         label = str(meta.name.but(symbol="s"))
-        why = f"the mask hides key {meta.index} from query {meta.position}"
+        why = hidden_by_mask(meta)
         written = _one_value(entry)
         if entry.name.startswith("e^"):  # e^s of a masked score
             label = str(meta.name.but(symbol="exp_s"))

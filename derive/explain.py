@@ -16,7 +16,7 @@ from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
 from .name import after_step, grad_of
-from .names import SHARED, as_stepped, label_of
+from .names import SHARED, as_stepped, hidden_by_mask, label_of
 from .printing import plain_text, text
 from .rounding import format_fraction
 from .steps import Ref
@@ -50,13 +50,13 @@ def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref, 
     where = ", ".join(f"{k} {v}" for k, v in (("block", meta.block), ("head", meta.head)) if v)
     if exp:
         return [str(meta.name.but(symbol="exp_s")) + (f" ({where})" if where else ""),
-                f"  masked: exactly 0, e^-inf, never computed (the mask hides key {meta.index} from query "
-                f"{meta.position}, so {meta.label} is exactly 0 too)"]
+                f"  masked: exactly 0, e^-inf, never computed ({hidden_by_mask(meta)}, so {meta.label} is exactly 0 "
+                "too)"]
     infinity = printer.fmt.minus + "\u221e"
     shown = infinity if meta.position == len(derivation.case.tokens) else None
     return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),
-            f"  masked: {infinity}, never computed (the mask hides key {meta.index} from query {meta.position}, "
-            f"so {meta.label} is exactly 0)  {_printed(shown)}"]
+            f"  masked: {infinity}, never computed ({hidden_by_mask(meta)}, so {meta.label} is exactly 0)  "
+            f"{_printed(shown)}"]
 
 
 def _printed(shown: str | None) -> str:
@@ -101,8 +101,8 @@ def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
                         f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}",
                         "  " + why(reading, printer, derivation.value(ref))]
     if node.masked:  # (an entry of a run of leaves that stand for masked entries)
-        return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed (the mask hides key "
-                        f"{meta.index} from query {meta.position})  {_printed(shown)}"]
+        return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed ({hidden_by_mask(meta)})  "
+                        f"{_printed(shown)}"]
     if node.op is None and ref.phase != "updated":
         return lines + [f"  a given value: {derivation.exact_text(ref)}  {_printed(shown)}"]
     inputs, hand = _operation(derivation, ref)

@@ -80,6 +80,7 @@ exp_name: "e" "^" name
         | "e" "^" "{" name "/" "T" "}"          -> exp_over_t
 
 name: base primes mark? subscript* head? index? head?
+    | base primes mark? head subscript+ index?  // a head written first: a^{(1)}_{5,3}
     | ZED "_" piece                             -> logit
     | ZED "_" "{" piece "}"                     -> logit
 

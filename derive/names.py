@@ -243,6 +243,13 @@ def find(derivation: Derivation, name: str | Name, block: int | None = None, hea
     return _find(derivation, name, block, head)
 
 
+def hidden_by_mask(meta) -> str:
+    """Why a score is masked, in the words every page and report uses: ``the mask hides key
+    j from query i`` (``meta``: the metadata of the score's weight a_{i,j}, or of an entry
+    that stands for it)."""
+    return f"the mask hides key {meta.index} from query {meta.position}"
+
+
 def masked_score(derivation: Derivation, name: str | Name, block: int | None = None,
                  head: int | None = None) -> list[Ref]:
     """A score the mask hides, ``s_{i,j}`` with key j hidden from query i: -inf by the mask,

@@ -79,6 +79,7 @@ def test_one_printer_three_notations_and_one_parser(name, plain, uni, tex):
     ("p(\\text{\u2423roof})", "p(\u2423roof)"), ('z_{\\texttt{{\\char"2423}roof}}', "z_\u2423roof"),
     (r"\frac{\partial L}{\partial E_{3,1}}", "dL/dE_{3,1}"), ("W_{Q}", "W_Q"), ("W_Q_{1,3}", "(W_Q)_{1,3}"),
     ("{W_{Q}}_{1,3}", "(W_Q)_{1,3}"), ("W_{Q,1,3}", "(W_Q)_{1,3}"), ("(u'_{5} W_{1})[3]", "u'_5W_1[3]"),
+    ("a^{(1)}_{5,3}", "a_{5,3}^{(1)}"), ("a^(2)_5,3", "a_{5,3}^(2)"), ("q^{(1)}_5[2]", "q_5^(1)[2]"),  # the head first
 ])
 def test_a_reader_may_write_a_name_loosely(written, same_as):
     assert parse_name(written) == parse_name(same_as)
