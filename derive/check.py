@@ -57,7 +57,7 @@ from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import AmbiguousRow, Claim, cell_claim, in_context, norm_slot, page_equation, param_row
+from .tablenames import AmbiguousRow, Claim, cell_claim, in_context, norm_slot, page_equation, param_row, param_rows
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -578,6 +578,8 @@ class Checker:
                 parts = [str(case.pieces.index(parts[0]) + 1)]  # E[␣the]: the row of the piece
             if not all(p.isdigit() for p in parts) or len(parts) > 2:
                 break
+            if len(parts) == 1 and param != "E" and param_rows(self.derivation, param, block, head) == 1:
+                parts = ["1", parts[0]]  # b_1[5]: a weight of one row (a bias, a gain) named by its entry
             row = param_row(self.derivation, param, int(parts[0]), block, head)
             if len(parts) == 2:
                 if not 1 <= int(parts[1]) <= len(row):

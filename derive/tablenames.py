@@ -643,6 +643,14 @@ def param_row(derivation: Derivation, param: str, row: int | None, block, head=N
                                                                      graph.nodes[i].meta.index))]
 
 
+def param_rows(derivation: Derivation, param: str, block, head=None) -> int:
+    """How many rows the weight matrix ``param`` has (of the head's own weight when
+    ``head`` is given and heads have their own), 0 when the case has no such weight."""
+    rows = per_derivation(derivation, "param rows", lambda: _param_rows(derivation.graph))
+    return len({row for (name, row), leaves in rows.items() if name == param and in_context(
+        derivation.graph, leaves, block, head)})
+
+
 def _param_rows(graph) -> dict[tuple[str, int | None], list[int]]:
     """The weights' leaves by (parameter, row), in id order: one pass over the leaves for
     every row a check looks up (crane's page: 46,000 cells, 6,000 leaves)."""

@@ -200,3 +200,15 @@ def test_a_y_column_of_some_prompt_rows_is_the_block_output(seed, off, status):
         ("y_5", "correct"), ("y_4", status),
         ("y_␣cat (the one-hot target ␣roof)", "correct"), ("y_ed (the one-hot target ␣roof)", status)], \
         [(v.line, v.status, v.message) for v in verdicts]
+
+
+@pytest.mark.parametrize("line, status", [
+    ("b_2[4] = 0.5", "correct"), ("b_2[1] = 0.0", "correct"), ("b_2[4] = 0.0", "wrong"),
+    ("b_1[5] = -0.75", "correct"), ("(b_2)_{1,4} = 0.5", "correct"),
+])
+def test_a_weight_of_one_row_is_named_by_its_entry(line, status):
+    """A bias stored as one row (woodchuck's b_2 = [0, 0, 0, 0.5], b_1 all -0.75, labelled
+    (b_2)_{1,4}) written b_2[4] is its 4th entry (it was row 4, which it does not have:
+    unreadable; and b_2[1] was the whole row, 'has 4 components'). Values from the case file."""
+    verdict = one(derive(load_case("woodchuck")), line)
+    assert verdict.status == status, verdict.message
