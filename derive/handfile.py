@@ -435,8 +435,10 @@ class _Reader:
         end = self._wrapped(i)  # u_5 = (x_5 - mu_5) / sigma_5 = [−0.577, | −0.577, −0.577, 1.732]
         stripped = " ".join(self.lines[k].strip() for k in range(i, end))
         if _has_relation(stripped) and not any(ch.isdigit() for ch in stripped) and _defines_a_name(stripped) \
-                and not INFINITY.match(stripped):
-            return end  # a definition without numbers (L = -ln p(␣roof), in nats.): no claim (L = -inf is one)
+                and not INFINITY.match(stripped) and RELATION.split(stripped)[-1].strip():
+            # a definition without numbers (L = -ln p(␣roof), in nats.): no claim (L = -inf is one; L = with
+            # nothing after it is a line left unfinished, read as an equation: unreadable)
+            return end
         if _has_relation(stripped):
             stripped = _unmarked(stripped)
             entries = [self.equation(part, i + 1, stripped, self.here, exact=stripped.startswith("\\"))
@@ -1408,7 +1410,9 @@ def _unread(text: str, line: int, source: str, context: dict) -> Entry:
     arithmetic or a value."""
     parts = [p.strip() for p in text.strip().rstrip(".,;").split("=")]
     entry = Entry(line, _source(source, text), head=context["head"], block=context["block"])
-    if len(parts) < 2 or not parts[-1]:
+    if len(parts) >= 2 and not parts[-1] and parts[0]:
+        entry.error = "nothing after the `=`: expected `name = value` or `arithmetic = value`"
+    elif len(parts) < 2 or not parts[-1]:
         entry.error = "expected `name = value` or `arithmetic = value`"
     elif not parts[0]:
         entry.error = "nothing before the `=`: expected `name = value` or `arithmetic = value`"

@@ -215,3 +215,12 @@ def test_a_text_that_is_no_formula_raises_the_same_error_each_time():
         mathread.read("x" * (mathread.MAX_LENGTH + 1) + " + (")
     with pytest.raises(mathread.TooLong):
         mathread.read("x" * (mathread.MAX_LENGTH + 1) + " + (")
+
+
+def test_a_name_with_nothing_after_its_equals_sign_is_said_unfinished(derivation):
+    """``L =`` with nothing after it was taken for a definition without numbers (as
+    ``L = -ln p(␣roof)``) and dropped unsaid; it is a line left unfinished. A definition
+    is still no claim."""
+    found = Checker(derivation).check_text("L =\n\nsigma_5 =\n\nL = -ln p(\u2423roof)\nmu_5 = 0.0\n")
+    assert [(v.line, v.status) for v in found] == [(1, "unreadable"), (3, "unreadable"), (6, "correct")]
+    assert all(v.message.startswith("nothing after the `=`") for v in found[:2]), [v.message for v in found]
