@@ -56,7 +56,10 @@ MAX_PLACES = 100  # a value written with more places is not checked: `derive run
 # an infinity without its minus (+inf, inf, ∞, \infty) is read too, for the checker to say it is wrong
 MINUS_INF, PLUS_INF = "-inf", "+inf"
 INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?:(?P<sign>[-\u2212+])\s*)?(?:\\infty|\u221e|(?i:inf(?:inity)?))"
-                      r"(?![A-Za-z])\s*[.,;]?\s*$")  # (one run of spaces at a time: a long line is read in linear time)
+                      r"(?![A-Za-z])\s*(?:[.,;]\s*)?$")  # (one run of spaces at a time: a long line is read in linear time)
+# one side of a chain that is an infinity (s_{1,2} = -\infty = -inf: the same value written twice)
+INFINITE_SIDE = re.compile(r"\s*(?:(?P<sign>[-\u2212+])\s*)?(?:\\infty|\u221e|(?i:inf(?:inity)?))(?![A-Za-z])"
+                           r"\s*(?:[.,;]\s*)?")  # (as INFINITY: one run of spaces at a time)
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
 # LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
@@ -1279,6 +1282,10 @@ def _equation(text: str, line: int, source: str, context: dict, exact: bool = Fa
     text = PHASE_WORDS.sub(r" \2", text)  # E_{2,1} after the step = ...: E_{2,1} after
     text = PERCENT_AFTER.sub(r"\1 = \2", text)  # 0.395 (39.5%): the same value again, as a percentage
     text = UNIT_AFTER.sub(r"\1", text)  # L = 0.928 nats: the unit of the loss, said after its value
+    name, *sides = text.split("=")
+    signs = {match.group("sign") in (None, "+") for match in map(INFINITE_SIDE.fullmatch, sides) if match}
+    if len(sides) > 1 and len(signs) == 1 and all(map(INFINITE_SIDE.fullmatch, sides)):
+        text = f"{name}={sides[0]}"  # s_{1,2} = -\infty = -inf: one infinity, written twice
     infinite = INFINITY.match(text.strip())
     if infinite:  # s_{1,2} = -inf: a masked score's value (no number: judged by the checker as such)
         entry = _infinity(infinite.group("name"), _infinity_value(infinite), text, line, source, context)

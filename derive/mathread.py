@@ -774,6 +774,7 @@ def _formula(text: str) -> Chain:
     for spelled, ch in TT_ESCAPES.items():  # the space mark as \\texttt spells it (the rest: texttt_piece)
         text = text.replace(spelled, ch)
     source = _scripts(_frac_arguments(_THOUSANDS.sub("", text)).replace('\\char"2423', SPACE).replace("\ufeff", ""))
+    source = source.replace("\u221e", "\\infty ")  # ∞, as TeX writes it
     quick = _arithmetic(source)
     if quick is not None:
         return quick
@@ -927,7 +928,7 @@ def is_name(node) -> bool:
     """True for a name (``u_5``, ``p(␣roof)``, ``q_5 · k_1``, ``∂L/∂E_i``, ``L before``); a
     derivative is a name when it is the loss's (derive computes no other: ``∂z/∂E_i`` is not)."""
     if isinstance(node, Sym):
-        return True
+        return not _infinite(node)  # (inf: a number, if not one derive evaluates)
     if isinstance(node, Deriv):
         return node.num == Sym("L")
     if isinstance(node, Call):
@@ -1120,7 +1121,7 @@ def names(node) -> list:
     if isinstance(node, Bin) and node.op == "^" and isinstance(node.a, Sym) and node.a.base == "e" \
             and not node.a.scripts:
         return names(node.b)
-    if _constant(node):
+    if _constant(node) or _infinite(node):
         return []
     if is_name(node):
         return [node]
@@ -1218,6 +1219,8 @@ def _eval(node, resolve, gelu):
         return _fmpq(node.text)
     if _constant(node):
         return arb.pi()
+    if _infinite(node):
+        raise ValueError("derive evaluates no infinity but in e^-inf, which is exactly 0")
     if is_name(node):
         if resolve is None:
             raise ValueError(f"{show(node)} is a name, not a number")
@@ -1294,9 +1297,25 @@ def _log10_size(base, exponent) -> arb:
         arb(exponent) * arb(abs(base)).log() / arb(10).log()
 
 
+INFINITIES = ("inf", "infty", "infinity")  # an infinity's plain spellings (\\infty and ∞ are read as TeX's)
+
+
+def _infinite(node) -> int:
+    """+1 for an infinity (``inf``, ``\\infty``, ``∞``), -1 for minus one, 0 for any other node."""
+    if isinstance(node, Neg):
+        return -_infinite(node.a)
+    if isinstance(node, Paren) and len(node.items) == 1:
+        return _infinite(node.items[0])
+    return int(node == Other("\\infty") or isinstance(node, Sym) and node.base in INFINITIES and not node.scripts
+               and not node.primes)
+
+
 def _power(node: Bin, resolve, gelu):
-    """``a^b``, sized from log10 |a^b| = b log10 |a| before it is computed."""
+    """``a^b``, sized from log10 |a^b| = b log10 |a| before it is computed; e^-inf is
+    exactly 0 (a masked score's e^s)."""
     if isinstance(node.a, Sym) and node.a.base == "e" and not node.a.scripts:
+        if _infinite(node.b) < 0:
+            return fmpq(0)
         try:
             return _exp(_eval(node.b, resolve, gelu), node)
         except TooLarge as big:
@@ -1424,6 +1443,8 @@ def _call(node: Call, resolve, gelu):
         return _max([_inner(arg, resolve, gelu) for arg in node.args])
     if len(node.args) != 1:
         raise ValueError(f"{name} takes one argument")
+    if name == "exp" and _infinite(node.args[0]) < 0:
+        return fmpq(0)  # exp(-inf): e^-inf, exactly 0
     if name in ("exp", "factorial"):
         try:
             x = _eval(node.args[0], resolve, gelu)

@@ -172,6 +172,8 @@ LONG_LINES = {  # shapes whose reading was quadratic in the line's length (a sea
     "spaces before it": "L" + " " * LONG + "= 0.5x",
     "rounds ... to": "L = 0.5 rounds" + " " * LONG + "to",
     "unclosed \\(": "\\(" * (LONG // 2),  # (the inline formulas)
+    "spaces after an infinity": "L = -inf" + " " * LONG + "x",  # (two runs of spaces around an optional ;)
+    "spaces in an infinite side": "s_{1,2} = -inf =" + " " * LONG + "x",
 }
 
 

@@ -401,3 +401,16 @@ def test_a_weight_after_the_step_from_the_printed_inputs_is_explained():
                                      "E_{1,1} after the step = 0.0 - 0.5·(-0.047) = 0.0235\n")
     assert [v.status for v in found] == ["explained"] * 3, [v.message for v in found]
     assert "1.0 - 0.5·(-0.019) = 1.0095" in found[1].message
+
+
+def test_e_to_minus_infinity_is_exactly_zero_in_free_arithmetic(derivation):
+    """A masked weight's arithmetic, e^{-inf} = 0 (-\\infty, −∞, exp(-inf)), was dropped
+    unsaid or unreadable; it is exactly 0. A masked score written twice, -\\infty = -inf,
+    was unreadable. Any other arithmetic with an infinity is said unreadable, with why."""
+    lines = ["e^{-inf} = 0", "e^{-\\infty} = 0", "e^{\u2212\u221e} = 0", "exp(-inf) = 0.000", "e^{-inf} = 1",
+             "Head 1", "s_{1,2} = -\\infty = -inf", "inf + 1 = 2"]
+    found = Checker(derivation).check_text("\n".join(lines))
+    assert [(v.line, v.status) for v in found] == [(1, "correct"), (2, "correct"), (3, "correct"), (4, "correct"),
+                                                   (5, "wrong"), (7, "correct"), (8, "unreadable")], \
+        [v.message for v in found]
+    assert "derive evaluates no infinity but in e^-inf, which is exactly 0" in found[-1].message
