@@ -61,7 +61,7 @@ INFINITY = re.compile(r"^(?P<name>[^=]+)=\s*(?:(?P<sign>[-\u2212+])\s*)?(?:\\inf
 INFINITE_SIDE = re.compile(r"\s*(?:(?P<sign>[-\u2212+])\s*)?(?:\\infty|\u221e|(?i:inf(?:inity)?))(?![A-Za-z])"
                            r"\s*(?:[.,;]\s*)?")  # (as INFINITY: one run of spaces at a time)
 NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*[.,;]?\s*$")
+VALUE = re.compile(r"^\s*(\[[^\]]*\]|[-\u2212]?\d[\d.eE+-]*)\s*(?:[.,;]\s*)?$")
 # LaTeX lines that are the document's structure, not math (``\begin{adjustbox}{max width=...}``)
 STRUCTURE = re.compile(r"\\(begin|end|usepackage|documentclass|set[a-z]*|new[a-z]*|renew[a-z]*|def|hypersetup|"
                        r"geometry|sisetup|captionsetup|definecolor|input|include[a-z]*|label|caption|item)(?![A-Za-z])")
@@ -1272,8 +1272,8 @@ def _is_name(text: str) -> bool:
     return isinstance(node, (mathread.Sym, mathread.Call, mathread.Deriv)) and mathread.is_name(node)
 
 
-UNIT_AFTER = re.compile(r"(\d)(?:\s|\\[ ,;:!])*(?:\\(?:text|mathrm)\{\s*)?(?:nats?|bits?)\}?\s*[.,;]?\s*$")
-PERCENT_AFTER = re.compile(r"(\d)\s*\(\s*(?:\u2248\s*|\\approx\s*)?([-\u2212]?\d+(?:\.\d+)?\s*\\?%)\s*\)\s*[.,;]?\s*$")
+UNIT_AFTER = re.compile(r"(\d)(?:\s|\\[ ,;:!])*(?:\\(?:text|mathrm)\{\s*)?(?:nats?|bits?)\}?\s*(?:[.,;]\s*)?$")
+PERCENT_AFTER = re.compile(r"(\d)\s*\(\s*(?:\u2248\s*|\\approx\s*)?([-\u2212]?\d+(?:\.\d+)?\s*\\?%)\s*\)\s*(?:[.,;]\s*)?$")
 
 
 def _equation(text: str, line: int, source: str, context: dict, exact: bool = False) -> Entry:

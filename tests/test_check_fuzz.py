@@ -174,6 +174,9 @@ LONG_LINES = {  # shapes whose reading was quadratic in the line's length (a sea
     "unclosed \\(": "\\(" * (LONG // 2),  # (the inline formulas)
     "spaces after an infinity": "L = -inf" + " " * LONG + "x",  # (two runs of spaces around an optional ;)
     "spaces in an infinite side": "s_{1,2} = -inf =" + " " * LONG + "x",
+    "spaces after a unit": "L = 0.928 nats" + " " * LONG + "x",
+    "spaces after a percentage": "p(\u2423roof) = 0.395 (39.5%)" + " " * LONG + "x",
+    "spaces after a value": "| L | 0.928" + " " * LONG + "x |",
 }
 
 
