@@ -137,7 +137,7 @@ SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\[dt]?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
 GREEK.2: /\\(varepsilon|epsilon|lambda|varphi|Lambda|alpha|gamma|delta|theta|kappa|sigma|omega|Gamma|Delta|Theta|Sigma|Omega|beta|zeta|iota|eta|rho|tau|phi|chi|psi|Phi|Psi|mu|nu|xi|pi|Xi|Pi)(?![A-Za-z])/
-PIECE.2: /""" + CODE_SPAN_PATTERN + r"""/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_\{)\.(?=\})/ | /""" + TEXTTT_PATTERN + r"""/ | /\u2423[^\s()\[\]{},`$]*/
+PIECE.2: /""" + CODE_SPAN_PATTERN + r"""/ | /"[^"\n]*"/ | /<(\\text\{)?[A-Za-z]+\}?>/ | /(?<=_)\./ | /(?<=\()\.(?=\))/ | /(?<=_|\()\[[A-Z]{2,}\]/ | /(?<=_\{)\.(?=\})/ | /""" + TEXTTT_PATTERN + r"""/ | /\u2423[^\s()\[\]{},`$]*/
 TILDED.3: /\\tilde\{\s*[A-Za-z]\s*\}/ | /[A-Za-z](~|\u0303)/
 WORD.1: /(\\(mathrm|text|operatorname|mathit|mathbf|mathsf)\{\s*[A-Za-z0-9_\u2423]+\s*\})|log(2|10)(?=\s*\()|[A-Za-z]+|[\u03b1-\u03c9]/
 COMMAND.0: /\\[A-Za-z]+/

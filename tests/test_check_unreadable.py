@@ -224,3 +224,17 @@ def test_a_name_with_nothing_after_its_equals_sign_is_said_unfinished(derivation
     found = Checker(derivation).check_text("L =\n\nsigma_5 =\n\nL = -ln p(\u2423roof)\nmu_5 = 0.0\n")
     assert [(v.line, v.status) for v in found] == [(1, "unreadable"), (3, "unreadable"), (6, "correct")]
     assert all(v.message.startswith("nothing after the `=`") for v in found[:2]), [v.message for v in found]
+
+
+def test_a_bracketed_special_token_is_read_as_a_piece():
+    """BERT's special tokens, [MASK] (encoder-post-norm's piece 6, whose row of E is all 0,
+    so its logit against the tied W_U is exactly 0 and e^z is 1), written in a name:
+    z_[MASK], e^z_[MASK], p([MASK]); z_[MASK] was unreadable (derive run --exact of that
+    case read back but these lines)."""
+    from derive.case import load_case
+    from derive.derivation import derive
+
+    found = Checker(derive(load_case("encoder-post-norm"))).check_text(
+        "z_[MASK] = 0\ne^z_[MASK] = 1\nz_[MASK] = 0.5\n")
+    assert [(v.status, v.name) for v in found] == [("correct", "z_[MASK]"), ("correct", "e^z_[MASK]"),
+                                                   ("wrong", "z_[MASK]")], [v.message for v in found]
