@@ -132,7 +132,7 @@ BANG: "!"
 PERCENT.3: "%" | "\\%"
 ELLIPSIS.3: "\u2026" | "..." | /\\[lc]?dots(?![A-Za-z])(\{\})?/
 NUMBER: /\d+(\.\d+)?((\\mathrm\{e\}\{[-+\u2212]?\d+\})|(e[-+\u2212]?\d+(?![A-Za-z])))?/
-FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos)(?![A-Za-z])/
+FUNC.3: /\\(exp|ln|log|tanh|erf|sin|cos|max)(?![A-Za-z])/
 SQRT.3: /\\sqrt(?![A-Za-z])/ | "\u221a"
 FRAC.3: /\\[dt]?frac(?![A-Za-z])/
 PARTIAL.3: /\\partial(?![A-Za-z])/ | "\u2202"
@@ -263,7 +263,11 @@ class _Build(Transformer):
         return Bin("-", c[0], c[2])
 
     def mul(self, c):
-        return _scientific(c[0], c[2]) or Bin("*", c[0], c[2])
+        a, b = c[0], c[2]
+        if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(a.b, Sym) and isinstance(b, Sym) \
+                and _joined(Bin("*", a.b, b)) and "." in _joined(Bin("*", a.b, b)):
+            return Bin(a.op, a.a, Bin("*", a.b, b))  # \sqrt{2} q_4 \cdot k_1: the score's product q_4 . k_1 first
+        return _scientific(a, b) or Bin("*", a, b)
 
     def div(self, c):
         return _division(c[0], c[2])
@@ -285,6 +289,8 @@ class _Build(Transformer):
     def func(self, c):
         name = _command(c[0])
         scripts, arg = c[1:-1], c[-1]
+        if name == "max":  # \max\left(0, x\right): a ReLU as SymPy's LaTeX printer writes it, SymPy's Max
+            return Call("Max", arg.items if isinstance(arg, Paren) else (_unwrap(arg),))
         base = next((s[1] for s in scripts if s[0] == "_"), None)
         power = next((s[1] for s in scripts if s[0] == "^"), None)
         out = Call(name, (_unwrap(arg),), base)

@@ -328,8 +328,9 @@ class DocumentRenderer:
                 name = grad_of(name)
             elif ref.phase in ("updated", "after"):
                 name = after_step(name)
-            label = latex(name, self.target)
-            out.append((label, self.form_tex(form, names)))
+            label, written = latex(name, self.target), self.form_tex(form, names)
+            if written != label:  # (e^{s_{4,1}} = e^{s_{4,1}}, a name that is its own form, says nothing)
+                out.append((label, written))
         return out
 
     def form_tex(self, form: sympy.Expr, names: dict) -> str:

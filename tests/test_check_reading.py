@@ -367,3 +367,21 @@ def test_sympy_max_of_a_relu_is_read():
     wood = derive(load_case("woodchuck"))
     verdicts = Checker(wood).check_text("g_1[4] = Max(0, u'_1W_1[4])\ng_1[5] = Max(0, u'_1W_1[5])\n")
     assert [v.status for v in verdicts] == ["correct", "correct"], [v.message for v in verdicts]
+
+
+def test_latex_exact_forms_of_a_score_and_a_relu_are_read():
+    """Two forms SymPy's LaTeX printer writes (derive markdown --exact; woodchuck's page read
+    back with 16 lines not checked): s_{4,1} = sqrt(2) q_4 . k_1 / 2, where the point joins
+    the score's product q_4 . k_1 before the factor sqrt(2) multiplies it (it multiplied
+    q_4, a row, first), which is q . k / sqrt(d_k) at d_k = 2 (Vaswani et al. 2017, eq. 1);
+    and \\max(0, x), the ReLU. A quarter of q . k (d_model's scaling, not sqrt(d_k)) is
+    wrong, as is max(0, 2) = 0."""
+    from derive.case import load_case
+    from derive.derivation import derive
+
+    lines = ["Head 1", "$$", r"\begin{aligned}", r"s_{4,1} &= \frac{\sqrt{2} q_{4} \cdot k_{1}}{2} \\",
+             r"s_{4,1} &= \frac{q_{4} \cdot k_{1}}{4} \\", r"g_{1}[4] &= \max\left(0, (u'_{1} W_{1})[4]\right)",
+             r"\end{aligned}", "$$", r"$\max(0, -2) = 0$", r"$\max(0, 2) = 0$"]
+    found = Checker(derive(load_case("woodchuck"))).check_text("\n".join(lines))
+    assert [(v.line, v.status) for v in found] == [(4, "correct"), (5, "wrong"), (6, "correct"), (9, "correct"),
+                                                   (10, "wrong")], [v.message for v in found]
