@@ -52,7 +52,7 @@ def explain_masked_score(derivation: Derivation, printer: Printer, weight: Ref, 
         return [str(meta.name.but(symbol="exp_s")) + (f" ({where})" if where else ""),
                 f"  masked: exactly 0, e^-inf, never computed ({hidden_by_mask(meta)}, so {meta.label} is exactly 0 "
                 "too)"]
-    infinity = printer.fmt.minus + "\u221e"
+    infinity = "-\u221e"  # (the ASCII minus, as explain writes every number)
     shown = infinity if meta.position == len(derivation.case.tokens) else None
     return [str(meta.name.but(symbol="s")) + (f" ({where})" if where else ""),
             f"  masked: {infinity}, never computed ({hidden_by_mask(meta)}, so {meta.label} is exactly 0)  "
@@ -66,6 +66,12 @@ def _printed(shown: str | None) -> str:
 
 
 def explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
+    """:func:`_explain`, its numbers written with the ASCII minus, as the page's notes write
+    them (a table's −0.5 is -0.5 here): one minus sign throughout."""
+    return [line.replace("\u2212", "-") for line in _explain(derivation, printer, ref)]
+
+
+def _explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     """The explanation of one quantity as lines of text: a quantity of the forward pass
     (before or after the SGD step, ``ref.phase`` ``before`` or ``after``), a weight after
     the step (``updated``, or ``after`` of a weight), a given value, or a derivative of L

@@ -58,7 +58,8 @@ def cut(q: F, places: int = 5) -> str:
 
 
 def seed(text: str) -> str:
-    """A number as derive prints it on screen (the seed's Unicode minus)."""
+    """A number as derive prints it in a table on screen (the seed's Unicode minus; explain
+    writes every number with the ASCII minus, as the page's notes do)."""
     return text.replace("-", MINUS)
 
 
@@ -80,7 +81,7 @@ def test_explain_z_roof(exact):
     f5_printed = [t.strip() for t in R.SEED_F5.split(",")]
     for c, (value, shown) in enumerate(zip(exact["f"], f5_printed), 1):
         row = line(lines, f"f_5[{c}] =")
-        assert cut(value) in row and row.endswith(f"printed: {shown}")
+        assert cut(value) in row and row.endswith(f"printed: {shown.replace(MINUS, '-')}")  # (as the notes write it)
     for c, weight in enumerate(R.W_U_COLUMNS[R.PIECES.index("␣roof")], 1):
         assert line(lines, f"(W_U)_{{{c},7}} =").startswith(f"(W_U)_{{{c},7}} = {weight}")
     # the reader's calculation: the printed f_5 times the ␣roof column, exactly
@@ -161,12 +162,12 @@ def test_explain_residual_component(exact):
     attn = exact["attn"][4][0]
     seed_a5 = R.seed_vector(R.SEED_O5[1])[0]  # a_5[1] as the seed prints it (step 7)
     row = line(lines, "attn_5[1] =")
-    assert cut(attn) in row and row.endswith(f"printed: {seed(R.text(seed_a5))}")
+    assert cut(attn) in row and row.endswith(f"printed: {R.text(seed_a5)}")
     reader = x51 + seed_a5
     assert line(lines, "the reader, from the printed inputs:").endswith(
-        f"{R.text(x51)} - {R.text(-seed_a5)} = {R.text(reader)} -> {seed(R.text(reader))}")
+        f"{R.text(x51)} - {R.text(-seed_a5)} = {R.text(reader)} -> {R.text(reader)}")
     h = exact["h"][4][0]
-    assert line(lines, "exact: -0.5").endswith(f"-0.5 - {cut(-attn)} = {cut(h)} -> {seed(R.text(h))}")
+    assert line(lines, "exact: -0.5").endswith(f"-0.5 - {cut(-attn)} = {cut(h)} -> {R.text(h)}")
     why = line(lines, "why:")
     low, high = R.rounded(h) - F(1, 2000), R.rounded(h) + F(1, 2000)
     assert f"between the rounding boundaries {R.text(low, 4)} and {R.text(high, 4)}" in why
@@ -281,7 +282,7 @@ def test_explain_a_gradient_named_as_check_reads_it(written):
     assert lines[0].strip() == "dL/dE_{2,1}"
     g = _the_gradient()[0]
     assert g == F(-11, 1000)
-    assert line(lines, "value:").endswith(f"printed: {seed(R.text(g))}")
+    assert line(lines, "value:").endswith(f"printed: {R.text(g)}")
     assert run_cli("check", "cat-climbed", "-", input_text=f"{written} = {R.text(g)}").returncode == 0
 
 
@@ -331,17 +332,17 @@ def test_explain_a_weight_after_the_step():
     reader = R.E[1][0] - F(1, 10) * g
     assert reader == F(-4989, 10000)
     assert line(lines, "definition:") == "definition: E_{2,1} after the step = E_{2,1} - 0.1·dL/dE_{2,1}"
-    assert line(lines, "E_{2,1} =").endswith("printed: " + seed("-0.5"))
+    assert line(lines, "E_{2,1} =").endswith("printed: " + "-0.5")
     assert line(lines, "the reader, from the printed inputs:") == \
-        f"the reader, from the printed inputs: -0.5 - 0.1·({R.text(g)}) = -0.4989 -> {seed(R.text(reader))}"
+        f"the reader, from the printed inputs: -0.5 - 0.1·({R.text(g)}) = -0.4989 -> {R.text(reader)}"
     assert seed(R.text(reader)) == R.SEED_THE_UPDATED.split(",")[0]
 
 
 def test_explain_prints_a_given_weight_as_the_chapter_does():
     """E_{1,1} = -1/2 is printed -0.5 in the table E (as the seed's step 2 prints it), never -0.500."""
-    assert line(explain("E_{1,1}"), "a given value:") == f"a given value: -1/2  printed: {seed('-0.5')}"
+    assert line(explain("E_{1,1}"), "a given value:") == f"a given value: -1/2  printed: -0.5"
     lines = explain("x_1[1]")
-    assert line(lines, "E_{1,1} =") == f"E_{{1,1}} = -1/2  ~ -0.5  printed: {seed('-0.5')}"
+    assert line(lines, "E_{1,1} =") == f"E_{{1,1}} = -1/2  ~ -0.5  printed: -0.5"
     assert all("0.500" not in x for x in lines if x.strip().startswith(("E_", "P_")))
 
 
@@ -359,7 +360,7 @@ def test_exact_inputs_give_the_exact_value_as_the_table_prints_it():
     both inputs are printed whole, so the reader's sum is exact; explain said "-> −0.500"
     where the table prints −0.5, and that the printed inputs were "each off by up to 0.0005"."""
     text = " ".join(explain("x_5[1]"))
-    assert "-> \u22120.5 " in text + " " and "\u22120.500" not in text and "off by" not in text
+    assert "-> -0.5 " in text + " " and "-0.500" not in text and "off by" not in text
 
 
 def test_why_under_significant_figures_says_no_boundaries_it_does_not_give():
@@ -422,7 +423,7 @@ def test_a_weight_the_step_leaves_where_it_was_is_read_where_it_is_printed():
     case), though step 4 prints W_U: its ␣roof column (-0.5, 1, 0, 1) is read as printed."""
     lines = explain("z_roof after the step")
     listed = [x.strip() for x in lines if x.strip().startswith("(W_U)_{")]
-    assert listed == ["(W_U)_{1,7} = -1/2  ~ -0.5  printed: \u22120.5", "(W_U)_{2,7} = 1  ~ 1  printed: 1.0",
+    assert listed == ["(W_U)_{1,7} = -1/2  ~ -0.5  printed: -0.5", "(W_U)_{2,7} = 1  ~ 1  printed: 1.0",
                       "(W_U)_{3,7} = 0  ~ 0  printed: 0.0", "(W_U)_{4,7} = 1  ~ 1  printed: 1.0"], listed
 
 
@@ -470,7 +471,7 @@ def test_explain_a_masked_score(tmp_path):
     −∞ for key 1."""
     lines = explain("s_{1,2}", "--head", "1")
     assert lines[0].strip() == "s_{1,2} (block 1, head 1)"
-    assert line(lines, "masked:") == "masked: \u2212\u221e, never computed (the mask hides key 2 from query 1, " \
+    assert line(lines, "masked:") == "masked: -\u221e, never computed (the mask hides key 2 from query 1, " \
         "so a_{1,2} is exactly 0)  not printed"
     assert explain("s_{1,2}^{(2)}")[0].strip() == "s_{1,2} (block 1, head 2)"
     both = run_cli("explain", "cat-climbed", "s_{1,2}")
@@ -485,7 +486,7 @@ def test_explain_a_masked_score(tmp_path):
     out = run_cli("explain", str(window), "s_{5,1}", "--head", "2")
     assert out.returncode == 0, out.stderr
     assert line(out.stdout.splitlines(), "masked:").endswith("(the mask hides key 1 from query 5, so a_{5,1} is "
-                                                             "exactly 0)  printed: \u2212\u221e")
+                                                             "exactly 0)  printed: -\u221e")
 
 
 def test_explain_the_e_to_the_s_of_a_masked_score():
@@ -497,3 +498,11 @@ def test_explain_the_e_to_the_s_of_a_masked_score():
     assert line(lines, "masked:").startswith("masked: exactly 0, e^-inf, never computed (the mask hides key 2 from "
                                              "query 1")
     assert explain("e^{s_{5,2}}", "--head", "1")[1].strip().startswith("definition: e^s_{5,2} = exp(s_{5,2})")
+
+
+def test_explain_writes_one_minus_sign():
+    """A trial found explain's lines mixing two minus signs (x_5[1] = -1/2 ~ -0.5 printed:
+    −0.5; ... = -0.57736… -> −0.577): every number is written with the ASCII minus, as the
+    page's notes write them (and as a reader copies them into a calculator)."""
+    for name in ("u_5[1]", "x_5[1]", "E_{1,1} after", "dL/dE_{2,1}", "L"):
+        assert not any(MINUS in line for line in explain(name)), explain(name)

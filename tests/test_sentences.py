@@ -377,7 +377,8 @@ def check_notes(case: str) -> int:
             if m := NOTE.match(line):
                 label, digits, cut, rounded = m[1], m[2].replace("\u2212", "-"), m[3], m[4].replace("\u2212", "-")
                 assert NUMBER.fullmatch(digits), f"{case}: the exact value is written {m[2]!r}: {line}"
-                candidates = by_label.get(label, [])
+                candidates = by_label.get(label, []) if not label.startswith("dL/d") else \
+                    [r for r in by_label.get(label[4:], []) if r["symbol"] == "grad"]  # (a derivative's note)
                 assert any(r["decimal"] == rounded and
                            (value(r) == Decimal(digits) if not cut else _cut_of(value(r), digits))
                            for r in candidates), f"{case}: {line.strip()}"
