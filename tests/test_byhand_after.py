@@ -240,7 +240,7 @@ def test_an_unprinted_zero_gradient_is_read_as_zero(derivation):
     assert moved.calculation == "-0.5 - 0.1·(-0.011) = -0.4989"
 
 
-@pytest.mark.parametrize("name, weight", [("E_{4,1} after the step", "1.0"), ("E_{4,3} after the step", "−0.5")])
+@pytest.mark.parametrize("name, weight", [("E_{4,1} after the step", "1.0"), ("E_{4,3} after the step", "-0.5")])
 def test_explain_a_weight_that_does_not_move_says_so(name, weight):
     """The sentence derive explain writes for it is the one it wrote before the reading moved
     into ByHand (the test of test_explain.py, for two entries of the row)."""
