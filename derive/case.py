@@ -359,7 +359,7 @@ HUGE_NUMBER = re.compile(r"(?<![\w.\"'])[-+]?\d[\d._]*[eE][-+]?(\d{5,})|(?<![\w.
 
 
 # a limit a case's [limits] table raises, read from its text before TOML is parsed
-RAISED = {key: re.compile(rf"(?ms)^\[limits\][^\[]*?^\s*{key}\s*=\s*(\d+)") for key in ("weights", "digits")}
+RAISED = {key: re.compile(rf"(?m)^\[limits\][^\[]*?^[^\S\n]*{key}\s*=\s*(\d+)") for key in ("weights", "digits")}
 
 
 def _raised(text: str, key: str) -> int:

@@ -76,7 +76,7 @@ STEP_HEADING = re.compile(r"^Step \d+\.\s")
 PHASE_WORDS = re.compile(r"(?:\\[ ,;]\s*)?(\\text\{\s*)?\b(after|before)\s+(?:the\s+)?(?:SGD\s+)?step\b\s*(?(1)\})")
 MATRIX_OPEN = re.compile(r"\\begin\{([bpvBV]?matrix)\}")
 MATRIX_LINES = 1000  # the most lines one matrix may take (a 768-wide row, one entry a line, fits)
-MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}")
+MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}((?:(?!\\begin\{\1\}).)*?)\\end\{\1\}")  # (one opening tried once)
 RELATION = re.compile(r"=|\u2248|\\(approx|to)(?![A-Za-z])")
 PROSE_NUMBER = re.compile(r"(?<![\w.^_{])[-\u2212]?\d+\.\d+(?!\w|\.\d)")
 SENTENCE_WORD = re.compile(r"(?<![\\\w])(?!(?:exp|sqrt|sum|tanh|erf|sin|cos|log|GELU)\b)[A-Za-z]{3,}(?![\w(])")
@@ -290,7 +290,8 @@ KATEX_ESCAPED = re.compile(r"(?<!\\)\\\\(?:\(|\[\s*$|[A-Za-z])")
 LATEX_DOCUMENT = re.compile(r"(?<!\\)\\(documentclass|begin\{(tabular|document)\})")
 # a Markdown escape (CommonMark 0.31, 2.4: a backslash before ASCII punctuation) or a code span,
 # kept as it is; ``\|`` is kept too: a table row splits at ``|`` but not at ``\|``
-MARKDOWN_ESCAPE = re.compile(r"(`+)(?:.+?)\1|\\([!-/:-@\[-`{-~])")
+MARKDOWN_ESCAPE = re.compile(r"((?<!`)`+(?!`))(?:.+?)(?<!`)\1(?!`)|\\([!-/:-@\[-`{-~])")  # (a code span's fences:
+# whole runs of backticks, CommonMark 0.31, 6.1; a run tried as every shorter fence was cubic in its length)
 GITHUB_INLINE = re.compile(r"\$`(.+?)`\$")  # GitHub's inline math: $`a_{5}`$
 
 
@@ -310,7 +311,10 @@ def as_written(lines: list[str]) -> list[str]:
             out.append("$$")
             fenced = not fenced
             continue
-        out.append(GITHUB_INLINE.sub(lambda m: "$" + m.group(1) + "$", line) if "$`" in line else line)
+        if "$`" in line:  # (up to the last `$: every opening after it would be tried to the line's end)
+            end = line.rfind("`$") + 2
+            line = GITHUB_INLINE.sub(lambda m: "$" + m.group(1) + "$", line[:end]) + line[end:]
+        out.append(line)
     if any(KATEX_ESCAPED.search(line) for line in out) and not any(LATEX_DOCUMENT.search(line) for line in out):
         out = [MARKDOWN_ESCAPE.sub(lambda m: m.group(0) if m.group(1) or m.group(2) == "|" else m.group(2), line)
                for line in out]
@@ -961,7 +965,7 @@ def _cell_text(cell: str) -> str:
 
 # a cell's math delimiters (``$``, ``\\(``, ``\\)``), not ``\\$`` (TeX's dollar: ``\\texttt{\\$5}``)
 # nor a character of a code span (`` `$5` ``, a piece as Markdown writes it), which are kept
-MATH_DELIMITER = re.compile(r"((`+).*?(?<!`)\2(?!`))|(?<!\\)\$|\\[()]")
+MATH_DELIMITER = re.compile(r"((?<!`)(`+)(?!`).*?(?<!`)\2(?!`))|(?<!\\)\$|\\[()]")  # (fences: whole runs, as above)
 
 
 def _unbraced(text: str) -> str:

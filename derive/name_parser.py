@@ -24,8 +24,10 @@ from .name import PIECE_INDEXED, PRIMED_LETTERS, SPACE, TEXT_ESCAPES, TT_SPELLED
 # formulas, the LaTeX chapter's table cells): its characters, TeX's specials escaped (``\\%``,
 # ``\\{``) or spelled as commands (``\\textbackslash{}``, ``\\textperiodcentered\\allowbreak{}``,
 # ``\\ensuremath{\\infty}``), ``{\\char"2423}``, ``-{}-``.
-TEXTTT_PATTERN = (r'\\texttt\{(?:\{\\char"[0-9A-Fa-f]+\}|\\ensuremath\{\\[A-Za-z]+\}|\\[A-Za-z]+\{\}|\{\}|\\.'
-                  r'|[^{}\\])*\}')
+# (each character read one way: a command is its whole run of letters, a backslash before a
+# letter is one: \ab{} read as \a, b, {} or as \ab{} made an unclosed \texttt{ exponential)
+TEXTTT_PATTERN = (r'\\texttt\{(?:\{\\char"[0-9A-Fa-f]+\}|\\ensuremath\{\\[A-Za-z]+\}|\\[A-Za-z]+(?![A-Za-z])|\{\}'
+                  r'|\\[^A-Za-z\n]|[^{}\\])*\}')
 # every spelling derive writes for a character, in formulas (TT_SPELLED) and in the chapter's
 # text (TEXT_ESCAPES), and the space mark's two; the longest first, so that a spelling that
 # starts another (``\\textperiodcentered`` of ``\\textperiodcentered\\allowbreak{}``) is read whole

@@ -51,7 +51,7 @@ CUT_PLACES = 2  # a note's cut digits carry two places more than its values (byh
 # MAX_PLACES places, 2.777425995… has MAX_PLACES + 2
 
 
-VALUE_WITH_WORKING = re.compile(r"^(?P<value>[-\u2212]?\d+(?:\.\d+)?)\s*\((?P<working>[^()]*(?:\([^()]*\)[^()]*)*=[^()]*)\)$")
+VALUE_WITH_WORKING = re.compile(r"^(?P<value>[-\u2212]?\d+(?:\.\d+)?)\s*\((?P<working>(?:[^()]*\([^()]*\))*[^()=]*=[^()]*)\)$")
 
 
 def check_note(derivation: Derivation, entry: Entry, mode: str) -> tuple[str, str, str | None]:

@@ -192,7 +192,7 @@ def tex_width(tex: str) -> float:
     scripts' markers left out; a fraction counts both its parts, so this errs wide)."""
     text = re.sub(r"\\(left|right|frac|sqrt|mathrm|[bB]igl|[bB]igr|[bB]ig|quad)(?![A-Za-z])", "", tex)
     text = re.sub(r"\\[A-Za-z]+", "x", text)  # a command (\\mu, \\cdot) is one sign
-    spaced = len(re.findall(r"(?<=[^{(\[^_])\s*[-+=]", text))  # a binary sign's spaces: 1.5 signs more
+    spaced = len(re.findall(r"(?<!\s)\s+[-+=]|(?<=[^{(\[^_\s])[-+=]", text))  # a binary sign's spaces: 1.5 signs more
     return MATH_CHAR * (len(re.sub(r"[{}^_&\s]", "", text)) + 1.5 * spaced)
 
 

@@ -29,7 +29,7 @@ PART_LINE = re.compile(r"^% derive: (continued, )?rows (\d+)-(\d+), columns ([\d
 # repeating the columns that name the row (id, token); each group's title ends with the data
 # columns it holds, counted without those: ``W_U (4 x 12) (columns 2-9 of 12)``, ``(column 6 of
 # 6)``. ``derive check`` reads it back to place a group's cells in the whole table.
-COLUMN_GROUP = re.compile(r"\s*\((?:columns (\d+)-(\d+)|column (\d+)) of (\d+)\)\s*$")
+COLUMN_GROUP = re.compile(r"(?<!\s)\s*\((?:columns (\d+)-(\d+)|column (\d+)) of (\d+)\)\s*$")  # (a run of spaces tried once)
 
 
 def column_group(first: int, last: int, total: int) -> str:
@@ -51,7 +51,7 @@ def column_group_read(title: str) -> tuple[str, tuple[int, int] | None]:
 
 # The words of a summarised table's gap row (``… 56 rows omitted; --all-rows prints them``):
 # how many rows of the whole table it stands for.
-OMITTED = re.compile(r"(\d+) rows? omitted")
+OMITTED = re.compile(r"(?<!\d)(\d+) rows? omitted")  # (a run of digits tried once)
 
 
 class Ref(NamedTuple):

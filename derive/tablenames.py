@@ -374,7 +374,7 @@ def _header_node(header: str):
     """The name or formula a column header writes (``x_t = E[id] + P_t`` names ``x_t``;
     ``Q head 1`` names ``Q``; ``GELU (tanh form)`` names ``GELU``)."""
     text = TITLE_CONTEXT.sub("", header)
-    text = re.sub(r"\((?:[a-z]+\s*)+\)\s*$", "", text).strip()
+    text = re.sub(r"\([a-z][a-z\s]*\)\s*$", "", text).strip()  # (words in brackets; one run, read once)
     for candidate in (text, text.split("=", 1)[0]):
         try:
             chain = mathread.read(candidate)
@@ -388,7 +388,7 @@ def _header_node(header: str):
 def _title_name(title: str):
     """The name a table title writes in math, between ``$`` or ``\\(`` and ``\\)``
     (``Head 1, weights $a_{i,j}$`` -> a_{i,j})."""
-    formulas = [a or b for a, b in re.findall(r"\$([^$]*)\$|\\\((.*?)\\\)", title)]
+    formulas = [a or b for a, b in re.findall(r"\$([^$]*)\$|\\\(((?:(?!\\[()]).)*)\\\)", title)]  # (\( not nested)
     for formula in formulas or [title]:
         try:
             node = mathread.read(formula).exprs[0]

@@ -200,6 +200,40 @@ def test_a_long_line_is_read_in_time_linear_in_its_length(derivation, text):
     assert len(verdicts) <= 1
 
 
+# files that took exponential or polynomial time in one of the reader's patterns (an audit of every
+# pattern of derive/ on long runs of one character: helper report, session of 2026-12-05)
+HOSTILE_FILES = {
+    "a header of words in an unclosed bracket": "| x | (" + "a" * 60 + " |\n|---|---|\n| 1 | 0.5 |",  # exponential
+    "an unclosed \\texttt of commands": "z_{\\texttt{" + "\\ab{}" * 60 + " = 0.5",  # exponential (the grammar)
+    "a cell of backticks": "| x | $" + "`" * 3000 + " |\n|---|---|\n| 1 | 0.5 |",  # cubic
+    "backticks in a KaTeX page": "\\frac12 = 0.5\n" + "`" * 3000,  # cubic (the escapes undone)
+    "a cell of digits": "| x | y |\n|---|---|\n| " + "1" * LONG + " | |",  # quadratic ("35 rows omitted")
+    "a note's working": "| x |\n|---|\n| 0.5 |\n\n<sup>1</sup> x: 0.5 (" + "=" * LONG,  # quadratic
+    "a title's \\( openings": "**" + "\\(" * (LONG // 2) + "**\n| x |\n|---|\n| 0.5 |",  # quadratic
+    "GitHub's $`": "$`a" * (LONG // 3),  # quadratic
+    "matrix openings": "x = " + "\\begin{pmatrix}" * (LONG // 15),  # quadratic
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE_FILES.values(), ids=HOSTILE_FILES.keys())
+def test_a_hostile_file_is_read_in_time(derivation, text):
+    """Each file is checked within a bound far above a linear reading's (well under a
+    second) and far below what it took before (minutes to days): the run is stopped by
+    SIGALRM past it."""
+    import signal
+
+    def stop(signum, frame):
+        raise TimeoutError("past 20 s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        check(derivation, text)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # ----------------------------------------------------------------------------- the CLI
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(BYTE_FILE)
