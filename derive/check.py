@@ -57,7 +57,8 @@ from .notes import check_note
 from .printing import counted, excerpt, listed, quoted
 from .rounding import Format, format_fraction, format_value
 from .steps import Ref
-from .tablenames import AmbiguousRow, Claim, cell_claim, in_context, norm_slot, page_equation, param_row, param_rows
+from .tablenames import (AmbiguousRow, Claim, cell_claim, in_context, masked_row, norm_slot, page_equation,
+                         param_row, param_rows)
 
 # every slip a registered convention declares: the checker's phrase -> (field, value, applies)
 CONVENTIONS = {phrase: (conv.field, value, conv.applies) for conv in registry.conventions()
@@ -128,7 +129,7 @@ class Checker:
         self._written: dict[int, fmpq] = {}  # the reader's values of the forward pass, by node id
         self._origins: dict[int, int] = {}  # the origin lines of the forward pass's errors, by node id
         self._sgd_rows: dict[int, int] = {}  # id(entry) -> the weight a block of SGD steps names for it
-        self._tables: dict[int, tuple] = {}  # id(table) -> its signature, in the file being checked
+        self._tables: dict[int, int] = {}  # id(table) -> the number of its signature, in the file being checked
         self._printers: dict[int, Printer] = {}
         self._searched = 0.0  # CPU seconds spent finding where wrong values come from (at most SEARCH_SECONDS)
         self._stopped: int | None = None  # the line at which that search stopped, the budget spent
@@ -146,6 +147,7 @@ class Checker:
         self._exact: dict[Ref, str] = memo("exact")  # a quantity's exact digits, for messages
         self._steps: dict[tuple, dict] = memo("steps")  # (weight, gradient) printed at given places -> the weights
         self._claims: dict[tuple, Claim | tuple] = memo("claims")  # a cell's claim, by its table's keys and place
+        self._signatures: dict[tuple, int] = memo("signatures")  # a table's title, header and keys -> its number
         self._notes: dict[tuple, tuple] = memo("notes")  # a note's verdict, by its text, head and block
         self._eps: dict[str, object] = memo("eps")  # a section's eps
         self._others: dict[tuple, list] = memo("others")  # (ref, format) -> [(convention, its printed value)]
@@ -384,12 +386,12 @@ class Checker:
         cell = entry.cell
         table = cell.table
         signature = self._tables.get(id(table))
-        if signature is None:
-            signature = (table.title, tuple(table.header), table.keys,
-                         tuple(tuple(row[:table.keys]) for row in table.rows),
-                         tuple(table.origin_rows or ()), tuple(table.origin_columns or ()))
+        if signature is None:  # (a number per distinct signature: a wide table's is hashed once, not per cell)
+            whole = (table.title, tuple(table.header), table.keys, tuple(tuple(row[:table.keys]) for row in table.rows),
+                     tuple(table.origin_rows or ()), tuple(table.origin_columns or ()))
+            signature = self._signatures.setdefault(whole, len(self._signatures))
             self._tables[id(table)] = signature
-        masked = entry.values == ["0"] and any(c.strip().lower() == "masked" for c in table.rows[cell.row])
+        masked = entry.values == ["0"] and masked_row(table, cell.row)
         key = (signature, entry.section, cell.row, cell.column, entry.head, entry.block, masked)
         if key not in self._claims:
             try:

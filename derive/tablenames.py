@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from . import mathread
 from .derivation import Derivation
@@ -78,8 +79,7 @@ def cell_claim(derivation: Derivation, entry: Entry) -> Claim:
         page = _page_cell(derivation, entry.cell)
         if page is not None:
             return page
-        cells = entry.cell.table.rows[entry.cell.row]
-        if any(c.strip().lower() == "masked" for c in cells) and entry.values == ["0"]:
+        if entry.values == ["0"] and masked_row(entry.cell.table, entry.cell.row):
             return _masked_key(entry.cell.table.header[entry.cell.column])
         target = _target_entry(derivation, entry)
         position = token_position(derivation, entry.cell.table, entry.cell.row)
@@ -370,9 +370,37 @@ def _column_position(table, column: int, case) -> int:
     return table.column_at(column) - table.keys + 1
 
 
+def masked_row(table, row: int) -> bool:
+    """Whether data row ``row`` of ``table`` has a cell that says ``masked`` (a row of
+    scores the mask hides); the rows worked out once per table (each cell asks)."""
+    if "masked rows" not in table.memo:
+        table.memo["masked rows"] = {r for r, cells in enumerate(table.rows)
+                                     if any(c.strip().lower() == "masked" for c in cells)}
+    return row in table.memo["masked rows"]
+
+
 def _header_node(header: str):
     """The name or formula a column header writes (``x_t = E[id] + P_t`` names ``x_t``;
-    ``Q head 1`` names ``Q``; ``GELU (tanh form)`` names ``GELU``)."""
+    ``Q head 1`` names ``Q``; ``GELU (tanh form)`` names ``GELU``), read once per header text.
+
+    Raises:
+        DeriveError: when the header reads as neither."""
+    found = _header_read(header)
+    if isinstance(found, DeriveError):
+        raise DeriveError(found.detail, expected=found.expected)
+    return found
+
+
+@lru_cache(maxsize=1 << 12)
+def _header_read(header: str):
+    """:func:`_header_node`'s node, or the error it raises."""
+    try:
+        return _header_parsed(header)
+    except DeriveError as exc:
+        return DeriveError(exc.detail, expected=exc.expected)
+
+
+def _header_parsed(header: str):
     text = TITLE_CONTEXT.sub("", header)
     text = re.sub(r"\([a-z][a-z\s]*\)\s*$", "", text).strip()  # (words in brackets; one run, read once)
     for candidate in (text, text.split("=", 1)[0]):
@@ -404,7 +432,16 @@ def _title_name(title: str):
 def _norm(derivation: Derivation, table, section: str) -> str:
     """The norm slot of a table's statistics: ``'`` when it shows u', ``^f`` when f, else
     the slot whose step the table's title or the section's heading names (``LayerNorm
-    before the MLP``: ``'``); ``""`` (the first norm) when nothing says."""
+    before the MLP``: ``'``); ``""`` (the first norm) when nothing says. Worked out once
+    per table and section (each of its cells asks: a table of 4,000 columns read every
+    header for every cell, 16 s)."""
+    memo = ("norm", section)
+    if memo not in table.memo:
+        table.memo[memo] = _norm_of(derivation, table, section)
+    return table.memo[memo]
+
+
+def _norm_of(derivation: Derivation, table, section: str) -> str:
     for header in table.header:
         try:
             node = _header_node(header)

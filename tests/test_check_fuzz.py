@@ -206,12 +206,14 @@ HOSTILE_FILES = {
     "a header of words in an unclosed bracket": "| x | (" + "a" * 60 + " |\n|---|---|\n| 1 | 0.5 |",  # exponential
     "an unclosed \\texttt of commands": "z_{\\texttt{" + "\\ab{}" * 60 + " = 0.5",  # exponential (the grammar)
     "a cell of backticks": "| x | $" + "`" * 3000 + " |\n|---|---|\n| 1 | 0.5 |",  # cubic
-    "backticks in a KaTeX page": "\\frac12 = 0.5\n" + "`" * 3000,  # cubic (the escapes undone)
+    "backticks in a KaTeX page": "\\\\frac12 = 0.5\n" + "`" * 12_000,  # cubic (the escapes undone: 20 s)
     "a cell of digits": "| x | y |\n|---|---|\n| " + "1" * LONG + " | |",  # quadratic ("35 rows omitted")
     "a note's working": "| x |\n|---|\n| 0.5 |\n\n<sup>1</sup> x: 0.5 (" + "=" * LONG,  # quadratic
-    "a title's \\( openings": "**" + "\\(" * (LONG // 2) + "**\n| x |\n|---|\n| 0.5 |",  # quadratic
     "GitHub's $`": "$`a" * (LONG // 3),  # quadratic
-    "matrix openings": "x = " + "\\begin{pmatrix}" * (LONG // 15),  # quadratic
+    "matrix openings": "x_5 = " + "\\begin{pmatrix}" * 20_000,  # quadratic (30 s)
+    "a table of 20,000 columns": "| token |" + " z |" * 20_000 + "\n|" + "---|" * 20_001 + "\n| \u2423roof |"
+                                 + " 2.491 |" * 20_000,  # quadratic: each cell read every header (minutes)
+    "a tab-separated table of 20,000 columns": "token\t" + "z\t" * 20_000 + "\n\u2423roof\t" + "2.491\t" * 20_000,
 }
 
 
