@@ -315,11 +315,34 @@ class Checker:
                                entry.name, entry.values or None)
             explained = explained or (verdict if verdict.status == "explained" and relation == "=" else None)
         verdict = self._judged(entry, last)
+        unread = self._unread_working(entry)
+        if unread is not None and verdict.status in ("correct", "explained"):
+            # L = foo(0.395) = 0.928: L is right, but the working that gives it is not read
+            return dataclasses.replace(verdict, status="not checked", message=f"{verdict.message}; but the working "
+                                       f"{mathread.show(unread[0])} is not read ({unread[1]}), so the line is not checked")
         if explained is not None and verdict.status == "correct":
             # L = -ln(0.395) = 0.928: L is right, but the step from the printed 0.395 gives 0.929; its
             # value is L's own (from unrounded inputs): the line is explained, not correct
             return dataclasses.replace(verdict, status="explained", message=f"{entry.name}: {explained.message}")
         return verdict
+
+    def _unread_working(self, entry: Entry) -> tuple | None:
+        """The first step of the line's chain that writes numbers and names and that derive
+        cannot evaluate over the case's quantities (an unknown function or name: ``foo(0.395)``,
+        ``sqrt(0.75) + zzz``), with why; None when every such step evaluates (it is not
+        judged: its names are exact values, the line's value a reader's from rounded ones)."""
+        for node, _, _ in entry.working:
+            try:
+                mathread.evaluate(node, lambda name: self.value_of(name, entry.block, entry.head),
+                                  self.derivation.case.conventions.activation)
+            except DeriveError as exc:
+                return node, exc.detail
+            except ValueError as exc:
+                if not isinstance(exc, (mathread.Beyond, ArithmeticError)):
+                    return node, str(exc)
+            except (ArithmeticError, RecursionError):
+                pass
+        return None
 
     def _judged(self, entry: Entry, last: list[int]) -> Verdict:
         """:meth:`check_entry` of an entry whose own line agrees with itself (its links and

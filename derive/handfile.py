@@ -176,6 +176,9 @@ class Entry:
         outside_math: for the prose carrier of a line whose inline formulas are entries of
             their own (``We get $z_1 = 0.5$ and so L = 0.928.``): only the numbers outside
             its math are its to list as not checked.
+        working: the ``expression = number`` steps of the chain whose expression writes
+            numbers and names (``sqrt(mu_5 + 0.75)``, ``foo(0.395)``): the checker says when
+            it cannot read one (an unknown function or name), as it judges :attr:`steps`.
     """
 
     line: int
@@ -200,6 +203,7 @@ class Entry:
     parts: list = field(default_factory=list)
     claims: list = field(default_factory=list)
     outside_math: bool = False
+    working: list = field(default_factory=list)
 
 
 @dataclass
@@ -1348,6 +1352,8 @@ def _from_chain(chain: Chain, text: str, line: int, source: str, context: dict, 
         elif rel in ("=", "\u2248") and pair[0] is None and mathread.numbers(a) and not mathread.names(a) \
                 and not pair[1][0].endswith("\u2026"):  # a calculation written out in the chain: judged on its own
             entry.steps.append((a, pair[1][0], rel))
+        elif rel in ("=", "\u2248") and pair[0] is None and mathread.numbers(a):
+            entry.working.append((a, pair[1][0], rel))  # numbers and names: read by the checker, or said unread
     if values is None:
         if written.startswith(UNDECIDED):  # derive's own page: p(d) = undecided at 10^-2
             entry.skip = f"the line gives a value derive printed {UNDECIDED} ({quoted(written)}): " + NOT_DECIDED

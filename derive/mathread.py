@@ -471,6 +471,8 @@ def _juxtaposed(a, b):
             return Call("log", b.items, a.scripts[0][1])  # log_2(0.245)
         if a.base in ("log2", "log10") and not a.scripts:
             return Call("log", b.items, Num(a.base[3:]))  # log2(0.245), as Python's math.log2 writes it
+        if name == "max" or name.lower() == "relu":  # max(0, x), ReLU(x): SymPy's Max, as \max reads
+            return Call("Max", b.items if name == "max" else (Num("0"),) + b.items)
         if name in FUNCTIONS or name.upper() == "GELU" or name == "LN":
             return Call(name, b.items)
         if len(b.items) == 1 and isinstance(b.items[0], Piece):

@@ -385,3 +385,22 @@ def test_latex_exact_forms_of_a_score_and_a_relu_are_read():
     found = Checker(derive(load_case("woodchuck"))).check_text("\n".join(lines))
     assert [(v.line, v.status) for v in found] == [(4, "correct"), (5, "wrong"), (6, "correct"), (9, "correct"),
                                                    (10, "wrong")], [v.message for v in found]
+
+
+def test_a_step_derive_cannot_read_is_said_and_max_and_relu_are_read(derivation):
+    """A trial found a working step check could not read dropped, and the line called
+    correct: g_4[1] = max(0, 5) = 0 (max(0, 5) is 5), L = foo(0.395) = 0.928. max, ReLU
+    and relu are read (as Max(0, x)); a step of an unknown function or name makes the line
+    not checked, with why; a step over the case's quantities that evaluates is not judged
+    (sigma_5 = sqrt(mu_5 + 0.75): mu_5 is exactly 0, and sqrt(0.75) = 0.866 at 3 places)."""
+    from derive.case import load_case
+    from derive.derivation import derive
+
+    woodchuck = Checker(derive(load_case("woodchuck"))).check_text(
+        "g_4[1] = max(0, 5) = 0\nmax(0, -0.3) = 0\nReLU(-0.3) = 0\nrelu(0.4) = 0.4\nmax(2, 3) = 2\n")
+    assert [v.status for v in woodchuck] == ["wrong", "correct", "correct", "correct", "wrong"], \
+        [v.message for v in woodchuck]
+    found = Checker(derivation).check_text("L = foo(0.395) = 0.928\nsigma_5 = sqrt(mu_5 + 0.75) = 0.866\n"
+                                           "sigma_5 = sqrt(0.75) + zzz = 0.866\n")
+    assert [v.status for v in found] == ["not checked", "correct", "not checked"], [v.message for v in found]
+    assert "the working foo (0.395) is not read" in found[0].message
