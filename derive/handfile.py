@@ -631,6 +631,13 @@ class _Reader:
                     entry = _equation(formula, line, source, self.here, exact=True)
                     entry.kind, entry.formula = "inline", formula
                     self.entries.append(entry)
+                elif relation and _is_name(formula[:relation.start()]) and not formula[relation.end():].strip() \
+                        and source.strip().strip("$").strip() == formula.strip():
+                    # ($L = $ on a line of its own: nothing after the =, said so; in a sentence, the value
+                    # may follow the math: $\partial L / \partial z =$ (p - y) / T)
+                    entry = _unread(formula, line, source, self.here)
+                    entry.kind, entry.formula = "inline", formula
+                    self.entries.append(entry)
                 continue
             if len(chain.exprs) < 2:
                 continue
@@ -1088,8 +1095,8 @@ def _claims_arithmetic(chain: Chain) -> bool:
     """An inline formula is arithmetic that claims a value: no names on any side, a number
     on the first (``2 \\cdot 3 = 7``, ``\\sqrt{2} \\approx 1.414``) and a written value on the
     last (``\\frac{1}{2} = \\frac{2}{4}``, a form, is no claim derive judges in prose)."""
-    return not any(mathread.names(e) for e in chain.exprs) and bool(mathread.numbers(chain.exprs[0])) \
-        and value_texts(chain.exprs[-1]) is not None
+    return not any(mathread.names(e) for e in chain.exprs) and bool(
+        mathread.numbers(chain.exprs[0]) or mathread.infinite_in(chain.exprs[0])) and value_texts(chain.exprs[-1]) is not None
 
 
 def _inline_formulas(text: str) -> list[str]:

@@ -1318,6 +1318,12 @@ def _infinite(node) -> int:
                and not node.primes)
 
 
+def infinite_in(node) -> bool:
+    """Whether an infinity stands anywhere in ``node`` (``e^{-\\infty}``: arithmetic
+    without a number that still claims a value, e^-inf = 0)."""
+    return bool(_infinite(node)) or any(infinite_in(child) for child in _children(node))
+
+
 def _power(node: Bin, resolve, gelu):
     """``a^b``, sized from log10 |a^b| = b log10 |a| before it is computed; e^-inf is
     exactly 0 (a masked score's e^s)."""

@@ -414,3 +414,13 @@ def test_e_to_minus_infinity_is_exactly_zero_in_free_arithmetic(derivation):
                                                    (5, "wrong"), (7, "correct"), (8, "unreadable")], \
         [v.message for v in found]
     assert "derive evaluates no infinity but in e^-inf, which is exactly 0" in found[-1].message
+
+
+def test_inline_math_of_an_infinity_and_an_unfinished_equation_is_judged(derivation):
+    """In prose, $e^{-\\infty} = 0$ and $\\exp(-\\infty) = 0$ were dropped (a file of only
+    such a line had 'no line gives a number to check', exit 0), and so was $L = $: e^-inf is
+    exactly 0, and nothing after the = is said."""
+    found = Checker(derivation).check_text("We get $e^{-\\infty} = 0$ here.\n$\\exp(-\\infty) = 1$\n$L = $\n")
+    assert [(v.line, v.status) for v in found] == [(1, "correct"), (2, "wrong"), (3, "unreadable")], \
+        [v.message for v in found]
+    assert "nothing after the `=`" in found[2].message
