@@ -11,7 +11,8 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 
 from . import formula as F
-from .byhand import READER_PREC, Reading, exact_text, logit_gradient, logit_gradient_of, printed_fraction
+from .byhand import (READER_PREC, Reading, exact_text, is_number, logit_gradient, logit_gradient_of,
+                     printed_fraction)
 from .cells import Printer
 from .derivation import Derivation
 from .graph import is_exact
@@ -105,7 +106,7 @@ def _explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
         exact_calc = text(logit_gradient(printer.byhand.digits_expr(derivation.value(p)), y, derivation))
         return lines + [f"  the reader, {plain_text(reading.whence())}: {reading.calculation} -> {reading.reader}",
                         f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}",
-                        "  " + why(reading, printer, derivation.value(ref))]
+                        "  " + why(reading, printer, derivation.value(ref), _rounded(derivation, printer, [p]))]
     if node.masked:  # (an entry of a run of leaves that stand for masked entries)
         return lines + [f"  masked: exactly {derivation.exact_text(ref)}, never computed ({hidden_by_mask(meta)})  "
                         f"{_printed(shown)}"]
@@ -143,7 +144,8 @@ def _explain(derivation: Derivation, printer: Printer, ref: Ref) -> list[str]:
     exact_calc = text(hand([_exact_input(derivation, printer, r) for r in inputs]))
     lines.append(f"  the reader, {plain_text(reading.whence())}: {reading.calculation} -> {reading.reader}")
     lines.append(f"  exact: {exact_calc} = {reading.exact_digits} -> {reading.correct}")
-    lines.append("  " + why(reading, printer, derivation.value(ref)))
+    lines.append("  " + why(reading, printer, derivation.value(ref), _rounded(derivation, printer,
+                                                                           _named_inputs(derivation, inputs))))
     return lines
 
 
@@ -189,6 +191,18 @@ def _weight_after(derivation: Derivation, leaf: int) -> Ref:
         Ref("updated", leaf)
 
 
+def _rounded(derivation: Derivation, printer: Printer, inputs: list[Ref]) -> list[str]:
+    """The labels of ``inputs`` that the page prints rounded (a printed value that is not
+    the exact one): the inputs whose rounding errors move a reader's result."""
+    out = []
+    for r in inputs:
+        shown, value = printer.shown(r), derivation.value(r)
+        if shown is not None and is_number(shown) and not (is_exact(value) and Fraction(
+                int(value.p), int(value.q)) == printed_fraction(shown)):
+            out.append(label_of(derivation, r))
+    return out
+
+
 def _named_inputs(derivation: Derivation, inputs: list[Ref]) -> list[Ref]:
     """The quantities a definition's ``inputs`` write, each once, in order: an unnamed
     step (ln p in L = -ln p, sqrt(d_k) in s = q.k / sqrt(d_k)) by the inputs it writes in
@@ -218,11 +232,13 @@ def written(derivation: Derivation, ref: Ref | int) -> F.Node:
     return node.op.hand([written(derivation, Ref(ref.phase, p)) for p in node.parents])
 
 
-def why(reading: Reading, printer: Printer, exact=None) -> str:
+def why(reading: Reading, printer: Printer, exact=None, rounded: list[str] | None = None) -> str:
     """The sentence that says why the reader's digit and the correct one agree or not,
     with the digits that decide it: the rounding boundary between them, computed exactly
     for the run's rounding mode. ``exact`` is the quantity's certified value (fmpq or arb
-    ball; None: no claim about which side of a boundary it lies on)."""
+    ball; None: no claim about which side of a boundary it lies on); ``rounded``: the labels
+    of the inputs the page prints rounded (:func:`_rounded`), one named as such (None: the
+    printed inputs, in general)."""
     fmt = printer.fmt
     unit = Fraction(1, 10 ** fmt.places) if fmt.places is not None else None
     mine = printer.byhand.value_text(reading.value) if reading.value is not None else reading.reader
@@ -249,11 +265,12 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
                     f"printed {reading.correct}.")
         span = _interval(printed_fraction(reading.correct), fmt)
         where = f" lie between the rounding boundaries {span[0]} and {span[1]}, so both" if span else ""
-        errors = "the rounding error of the printed input (off by" if len(reading.sources) == 1 else \
+        one = rounded is not None and len(rounded) == 1
+        errors = f"the rounding error of the printed {rounded[0]} (off by" if one else \
             "the rounding errors of the printed inputs (each off by"
         return (f"why: the reader's {mine} and the exact {reading.exact_digits} both{where} round to "
-                f"{reading.correct}: {errors} {_input_error(fmt)}) "
-                f"{'does' if len(reading.sources) == 1 else 'do'} not cross a rounding boundary here.")
+                f"{reading.correct}: {errors} {_input_error(fmt)}) {'does' if one else 'do'} not cross a rounding "
+                "boundary here.")
     if unit is not None:
         a, b = printed_fraction(reading.reader), printed_fraction(reading.correct)
         crossed = [exact_text(x, fmt.places + 2) for x in _boundaries(a, b, fmt)]
@@ -261,7 +278,8 @@ def why(reading: Reading, printer: Printer, exact=None) -> str:
             crossed = crossed[:2] + ["...", crossed[-1]]
         across = (f"the rounding boundary {crossed[0]}" if len(crossed) == 1 else
                   f"the rounding boundaries {', '.join(crossed[:-1])} and {crossed[-1]}")
-        off = f"the printed input is off by {_input_error(fmt)} and moves" if len(reading.sources) == 1 else \
+        off = f"the printed {rounded[0]} is off by {_input_error(fmt)} and moves" \
+            if rounded is not None and len(rounded) == 1 else \
             f"the printed inputs are each off by {_input_error(fmt)} and together move"
         return (f"why: {off} the result across {across}: the reader lands on the "
                 f"{'upper' if a > b else 'lower'} side ({mine} -> {reading.reader}), the exact value on the other "

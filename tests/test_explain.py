@@ -506,3 +506,12 @@ def test_explain_writes_one_minus_sign():
     page's notes write them (and as a reader copies them into a calculator)."""
     for name in ("u_5[1]", "x_5[1]", "E_{1,1} after", "dL/dE_{2,1}", "L"):
         assert not any(MINUS in line for line in explain(name)), explain(name)
+
+
+def test_why_names_the_one_rounded_input():
+    """u_5[1] = (x_5[1] - mu_5) / sigma_5 from the seed's printed -0.5, 0.000 and 0.866: x_5[1]
+    and mu_5 are printed exactly (-1/2 and 0), sigma_5 = sqrt(0.75 + 1e-5) is rounded, so only
+    its error moves the reader's result (explain said the printed inputs were "each off by
+    up to 0.0005"); sigma^f_5 reads five rounded inputs, each off by up to 0.0005."""
+    assert "the rounding error of the printed sigma_5 (off by up to 0.0005)" in " ".join(explain("u_5[1]"))
+    assert "the rounding errors of the printed inputs (each off by up to 0.0005)" in " ".join(explain("sigma^f_5"))

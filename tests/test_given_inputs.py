@@ -387,4 +387,4 @@ def test_the_logits_gradient_has_a_by_hand_note_from_the_printed_p(tmp_path, log
     assert [v.status for v in verdicts] == ["explained", "correct", "wrong"]
     lines = explain(d, printer, _grad(d.outputs["z"][2]))
     assert f"  the reader, from the printed inputs: {calc} = " in "\n".join(lines)
-    assert any("the printed input is off by up to 0.0005" in line for line in lines)
+    assert any("the printed p(c) is off by up to 0.0005" in line for line in lines)
