@@ -805,8 +805,8 @@ class Checker:
             self._wrote(ref, text, entry.line)
         worst = max(results, key=lambda r: RANK[r[0]])
         status = worst[0]
-        label = self.label(refs[0]) if len(refs) == 1 else _row_name(
-            [self.label(r) for r in refs]) or entry.name
+        label = self.label(refs[0]) if len(refs) == 1 else _row_name([self.label(r) for r in refs]) or (
+            entry.name + AFTER if entry.name and entry.phase == "after" else entry.name)
         messages = [m for _, m, *_ in results if not m.endswith(": correct")]
         message = "; ".join(dict.fromkeys(messages)) or (f"{label}: correct" if label else "correct")
         for ref, result in zip(refs, results):
@@ -1469,9 +1469,16 @@ def _same_value(a: Value, b, places: int) -> bool:
 
 
 def _row_name(labels: list[str]) -> str | None:
-    """``u_5`` for the components ``u_5[1]`` ... ``u_5[4]`` (None when they are not one row)."""
+    """``u_5`` for the components ``u_5[1]`` ... ``u_5[4]``, ``u_5 after the step`` for
+    theirs after the step (None when they are not one row)."""
+    after = all(label.endswith(AFTER) for label in labels)
+    labels = [label.removesuffix(AFTER) for label in labels] if after else labels
     rows = {label.rsplit("[", 1)[0] for label in labels if label.endswith("]")}
-    return rows.pop() if len(rows) == 1 and all(label.endswith("]") for label in labels) else None
+    row = rows.pop() if len(rows) == 1 and all(label.endswith("]") for label in labels) else None
+    return row + AFTER if row is not None and after else row
+
+
+AFTER = " after the step"  # (how a label of the pass after the step ends: derive.name.after_step)
 
 
 def _common(lists: list[list[str]]) -> str | None:

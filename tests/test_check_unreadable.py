@@ -238,3 +238,12 @@ def test_a_bracketed_special_token_is_read_as_a_piece():
         "z_[MASK] = 0\ne^z_[MASK] = 1\nz_[MASK] = 0.5\n")
     assert [(v.status, v.name) for v in found] == [("correct", "z_[MASK]"), ("correct", "e^z_[MASK]"),
                                                    ("wrong", "z_[MASK]")], [v.message for v in found]
+
+
+def test_a_row_after_the_step_is_named_after_the_step(derivation):
+    """The seed page's row of ␣the after one step (E's row 2: R.SEED_THE_UPDATED), written
+    `E_2 after the step = [...]`, was judged right but labelled E_2, as the row before it."""
+    [v] = Checker(derivation).check_text(f"E_2 after the step = [{R.SEED_THE_UPDATED.replace(chr(0x2212), '-')}]")
+    assert (v.status, v.message) == ("correct", "E_2 after the step: correct"), v.message
+    [v] = Checker(derivation).check_text("E_2 = [-0.5, 0.0, -0.5, 1.0]")
+    assert (v.status, v.message) == ("correct", "E_2: correct"), v.message
