@@ -340,7 +340,6 @@ class _Read:
         return self.read(node_id)
 
 
-
 def logit_gradient_of(derivation: Derivation, ref: Ref) -> tuple[Ref, int] | None:
     """For dL/dz_i of a case that starts from logits (its trained quantity, phase ``grad``),
     p_i and y_i (1 for the target's piece, else 0); None for any other quantity, or at

@@ -241,6 +241,7 @@ def why(reading: Reading, printer: Printer, exact=None, rounded: list[str] | Non
     printed inputs, in general)."""
     fmt = printer.fmt
     unit = Fraction(1, 10 ** fmt.places) if fmt.places is not None else None
+    one = rounded is not None and len(rounded) == 1  # (one input printed rounded: named)
     mine = printer.byhand.value_text(reading.value) if reading.value is not None else reading.reader
     if reading.tie:
         q = Fraction(int(reading.value.p), int(reading.value.q))
@@ -265,7 +266,6 @@ def why(reading: Reading, printer: Printer, exact=None, rounded: list[str] | Non
                     f"printed {reading.correct}.")
         span = _interval(printed_fraction(reading.correct), fmt)
         where = f" lie between the rounding boundaries {span[0]} and {span[1]}, so both" if span else ""
-        one = rounded is not None and len(rounded) == 1
         errors = f"the rounding error of the printed {rounded[0]} (off by" if one else \
             "the rounding errors of the printed inputs (each off by"
         return (f"why: the reader's {mine} and the exact {reading.exact_digits} both{where} round to "
@@ -278,8 +278,7 @@ def why(reading: Reading, printer: Printer, exact=None, rounded: list[str] | Non
             crossed = crossed[:2] + ["...", crossed[-1]]
         across = (f"the rounding boundary {crossed[0]}" if len(crossed) == 1 else
                   f"the rounding boundaries {', '.join(crossed[:-1])} and {crossed[-1]}")
-        off = f"the printed {rounded[0]} is off by {_input_error(fmt)} and moves" \
-            if rounded is not None and len(rounded) == 1 else \
+        off = f"the printed {rounded[0]} is off by {_input_error(fmt)} and moves" if one else \
             f"the printed inputs are each off by {_input_error(fmt)} and together move"
         return (f"why: {off} the result across {across}: the reader lands on the "
                 f"{'upper' if a > b else 'lower'} side ({mine} -> {reading.reader}), the exact value on the other "

@@ -265,7 +265,7 @@ class _Build(Transformer):
     def mul(self, c):
         a, b = c[0], c[2]
         if isinstance(a, Bin) and a.op in ("*", "jux") and isinstance(a.b, Sym) and isinstance(b, Sym) \
-                and _joined(Bin("*", a.b, b)) and "." in _joined(Bin("*", a.b, b)):
+                and "." in (_joined(Bin("*", a.b, b)) or ""):
             return Bin(a.op, a.a, Bin("*", a.b, b))  # \sqrt{2} q_4 \cdot k_1: the score's product q_4 . k_1 first
         return _scientific(a, b) or Bin("*", a, b)
 
