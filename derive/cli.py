@@ -8,11 +8,9 @@ import sys
 import time
 from contextlib import contextmanager
 from enum import Enum
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
@@ -30,13 +28,31 @@ from .printing import counted
 from .rounding import MINUS, MODES, Format
 from .steps import HEAD_ROWS, ROW_LIMIT, TAIL_ROWS
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .page import Page
+
 BUG_EXIT = 3  # a bug in derive (exit 2 is bad input, 1 a failed check)
 
 
 def plain_console(**options) -> Console:
     """A Rich console that prints text as written: no emoji codes (a token or a title
-    ``:smile:`` stays ``:smile:``, not an emoji). Options as :class:`rich.console.Console`'s."""
+    ``:smile:`` stays ``:smile:``, not an emoji). Options as :class:`rich.console.Console`'s.
+    (Rich's console is imported here, when a command prints through it: a page derive
+    writes itself, :func:`show_page`, does not load it.)"""
+    from rich.console import Console
+
     return Console(emoji=False, **options)
+
+
+def print_error(message: str) -> None:
+    """``error: MESSAGE`` on stderr, the word in bold red, the message as it is (not Rich
+    markup) on one line however long."""
+    from rich.markup import escape
+
+    plain_console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False,
+                                     soft_wrap=True)
 
 
 class GracefulGroup(TyperGroup):
@@ -144,7 +160,7 @@ def report_bug(exc: BaseException, argv: list[str], case: Optional[str]) -> None
             message = message.replace(str(path), f"{name} (bundled case)")
     except Exception:  # noqa: BLE001
         pass
-    plain_console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(BUG_EXIT)
 
 
@@ -190,8 +206,7 @@ def fail(error: Exception) -> None:
     message = " ".join(str(error).splitlines())
     for name, path in bundled_cases().items():  # a bundled case by its name, not its install path
         message = message.replace(str(path), f"{name} (bundled case)")
-    message = escape(message)
-    plain_console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(2)
 
 
@@ -204,9 +219,9 @@ class ProgressBar(Progress):
     DELAY = 1.0  # seconds of work before the bar appears (a quick run shows none)
     REDRAW = 0.1  # seconds between two updates of the count
 
-    def __init__(self, label: str, console: Console):
+    def __init__(self, label: str, console: Optional[Console] = None):
         self.label = label
-        self.console = console
+        self.console = console  # (None: stderr's, made when the bar is first shown)
         self.started = time.monotonic()
         self.shown = self.started
         self.done = 0
@@ -224,8 +239,8 @@ class ProgressBar(Progress):
 
             self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                     TextColumn("{task.completed:,} quantities"), TimeElapsedColumn(),
-                                    console=self.console, transient=True, redirect_stdout=False,
-                                    redirect_stderr=False)
+                                    console=self.console or plain_console(stderr=True, force_terminal=True),
+                                    transient=True, redirect_stdout=False, redirect_stderr=False)
             self.task = self.bar.add_task(self.label, total=None)
             self.bar.tasks[0].start_time = self.started  # the time shown counts from the start of the work
             self.bar.start()
@@ -238,10 +253,11 @@ class ProgressBar(Progress):
             self.bar = None
 
 
-def _stderr_is_terminal() -> bool:
-    """Whether stderr is a terminal itself (FORCE_COLOR and the like do not make a pipe one)."""
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` (stdout, stderr) is a terminal itself (FORCE_COLOR and the like do
+    not make a pipe one)."""
     try:
-        return sys.stderr.isatty()
+        return stream.isatty()
     except (AttributeError, ValueError):
         return False
 
@@ -250,10 +266,10 @@ def _stderr_is_terminal() -> bool:
 def progress_bar(label: str):
     """A :class:`ProgressBar` for the work of a block, when stderr is a terminal; nothing
     at all otherwise (a pipe, a file, the tests), so no output ever holds a bar."""
-    if not _stderr_is_terminal():
+    if not _is_terminal(sys.stderr):
         yield
         return
-    bar = ProgressBar(label, plain_console(stderr=True, force_terminal=True))
+    bar = ProgressBar(label)
     try:
         with reporting(bar):
             yield
@@ -346,7 +362,7 @@ def run(
     """Derive CASE: the forward pass, the loss, the gradients and one SGD step, every number
     exact and correctly rounded, printed step by step as a worked example in a book."""
     from .cells import Printer, step_refs
-    from .render_rich import render_steps
+    from .page import Line, render_steps
 
     json_out = output_format == OutputFormat.json
     fmt = make_format(places, sig, rounding.value, signed_zero, "-" if json_out else MINUS)
@@ -364,17 +380,13 @@ def run(
             else:
                 steps = select_steps(derivation, step)
                 printer = Printer(derivation, fmt, carry.value)
-                header = f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"
-                text = None
-                renderable = render_steps(derivation, steps, printer, exact)
+                page = render_steps(derivation, steps, printer, exact)
+                page.parts.insert(0, Line(f"{derivation.case.title}  ({derivation.case.name}, {fmt_description(fmt)})"))
         except DeriveError as exc:
             fail(exc)
+        if output is not None and not json_out:
+            return show_page(page, width, output)
         if output is not None:
-            if text is None:
-                console = page_console(width, renderable, record=True, file=open(os.devnull, "w"))
-                console.print(header)
-                console.print(renderable, crop=False)  # (as below)
-                text = console.export_text()
             try:
                 write_atomic(output, text)
             except DeriveError as exc:
@@ -384,23 +396,60 @@ def run(
         for chunk in text:
             sys.stdout.write(chunk)
         return
-    console = page_console(width, renderable)
-    console.print(header, highlight=False)
-    console.print(renderable, crop=False)  # (every line already fits: tables split, paragraphs wrap; Rich's
-    # crop would only split the page into lines again, and would cut a line that did not fit)
+    show_page(page, width)
 
 
-def page_console(width: Optional[int], renderable, **options) -> Console:
-    """The console tables are printed on: ``width`` when given, the terminal's (or
-    ``COLUMNS``), or for a file or a pipe the widest table's own width (at least 120), so
-    nothing is split that need not be; a table wider than the page is split into column
-    groups, never cut (see :class:`derive.render_rich.WholeTable`)."""
-    from .render_rich import natural_width
+def show_page(page: Page, width: Optional[int], output: Optional[str] = None) -> None:
+    """Print ``page`` (:mod:`derive.page`) on stdout, or write it to the file ``output``,
+    at ``width`` when given, else the terminal's (or ``COLUMNS``), or for a file or a pipe
+    the widest table's own width (at least 120), so nothing is split that need not be; a
+    table wider than the page is split into column groups, never cut (see
+    :class:`derive.page.WholeTable`).
 
-    to_file = options.get("file") is not None
-    if width is None and (to_file or not sys.stdout.isatty() and not os.environ.get("COLUMNS")):
-        width = max(120, natural_width(renderable))
-    return plain_console(width=width, **options)
+    A page without styles whose width derive knows (a file, or stdout when Rich would print
+    no style on it, :func:`_plain_stdout`) is written as the lines derive lays out
+    (:meth:`derive.page.Page.lines`: the same characters as Rich's, without loading Rich's
+    console); any other page is printed by Rich (:func:`derive.render_rich.rich_page`),
+    every line already fitting (tables split, paragraphs wrapped: Rich's crop would only
+    split the page into lines again, and would cut a line that did not fit).
+
+    Raises:
+        typer.Exit: the output file cannot be written (:func:`fail`)."""
+    plain = output is not None or _plain_stdout()
+    columns = os.environ.get("COLUMNS", "")
+    if width is None and (output is not None or not _is_terminal(sys.stdout)):
+        if not columns or output is not None:
+            width = max(120, page.natural_width())
+        elif columns.isdigit() and int(columns) > 0:  # (Rich's width for a pipe, COLUMNS)
+            width = int(columns)
+    lines = page.lines(width) if plain and width is not None else None
+    if lines is not None:
+        text = "".join(line + "\n" for line in lines)
+    else:
+        from .render_rich import rich_page
+
+        console = plain_console(width=width, **({} if output is None else {"record": True, "file": open(os.devnull, "w")}))
+        console.print(rich_page(page), crop=False)
+        if output is None:
+            return
+        text = console.export_text()
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomic(output, text)
+    except DeriveError as exc:
+        fail(exc)
+
+
+def _plain_stdout() -> bool:
+    """Whether Rich would print on stdout without styles or any sizing of its own: stdout
+    is not a terminal and neither ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` says it is one
+    (:meth:`rich.console.Console.is_terminal`), on a system other than Windows (whose legacy
+    console Rich narrows by a column), in a UTF encoding (else Rich draws ASCII boxes)."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
+    return sys.platform != "win32" and "FORCE_COLOR" not in os.environ and "TTY_COMPATIBLE" not in os.environ \
+        and not _is_terminal(sys.stdout) and encoding.startswith("utf")
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)
@@ -668,17 +717,16 @@ def generate_command(
     the prompt and derive again, N times; one worked step per new token (the logits and
     softmax table of that step, rounded as by `derive run`, and the chosen token)."""
     from .generate import generate
-    from .render_rich import render_generated
+    from .page import Line, render_generated
 
     fmt = make_format(places, sig, rounding.value, signed_zero, MINUS)
     try:
         loaded = load_case(case)
-        renderable = render_generated(loaded, generate(loaded, n), fmt, carry.value)
-        console = page_console(width, renderable)
-        console.print(f"{loaded.title}  ({loaded.name}, {fmt_description(fmt)})", highlight=False)
-        console.print(renderable)
+        page = render_generated(loaded, generate(loaded, n), fmt, carry.value)
     except DeriveError as exc:
         fail(exc)
+    page.parts.insert(0, Line(f"{loaded.title}  ({loaded.name}, {fmt_description(fmt)})"))
+    show_page(page, width)
 
 
 @app.command("import")
@@ -734,8 +782,9 @@ def params_command(
     """Where the weights are: the case's parameter count piece by piece (E, P, W_Q/W_K/W_V,
     W_O, W_1/W_2, W_U, total), beside GPT-2 small's; biases and
     LayerNorm gains and biases on a line of their own."""
+    from .page import WholeTable
     from .params import side_by_side
-    from .render_rich import WholeTable
+    from .render_rich import rich_part
 
     try:
         rows, notes = side_by_side(load_case(case))
@@ -743,7 +792,7 @@ def params_command(
         fail(exc)
     columns = ["piece", "shape", "this case", "GPT-2 small (12 blocks)", "exact"]
     console = plain_console()  # (a table that never cuts a number: split into column groups on a narrow page)
-    console.print(WholeTable(f"Where the weights are ({case})", columns, [list(row) for row in rows]))
+    console.print(rich_part(WholeTable(f"Where the weights are ({case})", columns, [list(row) for row in rows])))
     console.print("\n".join(notes), highlight=False)
 
 

@@ -368,7 +368,7 @@ def test_the_logits_gradient_has_a_by_hand_note_from_the_printed_p(tmp_path, log
     from derive.cells import Printer
     from derive.check import Checker
     from derive.explain import explain
-    from derive.render_rich import render_steps
+    from derive.page import render_steps
 
     e = [math.exp(v / 0.5) for v in (2, 1, 0.1)]
     p_c = e[2] / sum(e)
@@ -378,7 +378,7 @@ def test_the_logits_gradient_has_a_by_hand_note_from_the_printed_p(tmp_path, log
     d = derive(load_case(str(write(tmp_path, SOFTMAX.format(T=0.5, log=log)))))
     printer = Printer(d, Format(places=3))
     step = next(s for s in d.steps if s.key == "gradient")
-    page = "\n".join(line.text for line in render_steps(d, [step], printer).renderables if hasattr(line, "text"))
+    page = "\n".join(line.text for line in render_steps(d, [step], printer).parts if hasattr(line, "text"))
     calc = "(0.019 - 0) / 0.5" + (" / ln(2)" if log == "2" else "")
     assert f"dL/dz_c: from the printed inputs, {calc} = " in page
     assert f"rounds to {reader:.3f}; the exact value {str(exact)[:7]}" in page

@@ -89,7 +89,7 @@ def test_a_user_error_raised_outside_a_commands_own_handler_stays_exit_2(monkeyp
     def bad(*args, **kwargs):
         raise DeriveError("what went wrong", file="x.toml", field="model.E")
 
-    monkeypatch.setattr(derive.cli, "page_console", bad)
+    monkeypatch.setattr(derive.cli, "show_page", bad)
     result = invoke("run", "cat-climbed")
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: x.toml: field model.E: what went wrong"
@@ -105,7 +105,7 @@ def test_a_closed_pipe_ends_quietly(monkeypatch):
     def closed(*args, **kwargs):
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(derive.cli, "page_console", closed)
+    monkeypatch.setattr(derive.cli, "show_page", closed)
     result = invoke("run", "cat-climbed")
     assert result.exit_code == 1
     assert result.stderr == ""

@@ -17,7 +17,7 @@ import pytest
 from derive.case import load_case
 from derive.cells import Printer
 from derive.derivation import derive
-from derive.render_rich import render_steps
+from derive.page import render_steps
 from derive.rounding import Format
 
 sys.path.insert(0, str(Path(__file__).parent / "hand"))

@@ -304,7 +304,8 @@ def test_rules_may_give_names_and_formulas_for_headers_and_equations():
 
     from rich.console import Console
 
-    from derive.render_rich import render_steps
+    from derive.page import render_steps
+    from derive.render_rich import rich_page
     from derive.steps import Equation
 
     derivation = derivation_of("cat-climbed")
@@ -322,7 +323,7 @@ def test_rules_may_give_names_and_formulas_for_headers_and_equations():
     page = HtmlRenderer(derivation, Format()).render([custom], standalone=False)
     assert "<th>token</th><th>\\(\\mu'_{5}\\)</th><th>\\(\\sigma'_{5}\\)</th>" in page
     console = Console(width=200, record=True, color_system=None, file=io.StringIO())
-    console.print(render_steps(derivation, [custom], Printer(derivation, Format())))
+    console.print(rich_page(render_steps(derivation, [custom], Printer(derivation, Format()))))
     terminal = console.export_text()
     assert "u'_5 = (h_5 - mu'_5) / sigma'_5 = [" in terminal and "sigma'_5" in terminal
 

@@ -70,31 +70,33 @@ def _page(renderable, width: int, color: bool) -> str:
 
 @pytest.mark.parametrize("case", ["cat-climbed", "woodchuck"])
 def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
-    """A paragraph (render_rich.Line, as segments or a Text) or a table column
+    """A paragraph (page.Line: lines derive divides, or a Text) or a table column
     (WholeTable: cells padded by themselves, as PlainCell or markup) whose text fits the
     page is handed to Rich unwrapped: the page is the same, byte for byte and style for
     style, as with rich.text.Text paragraphs and Rich's own table (its padding, columns
     that wrap, markup cells), at widths where cells fold, wrap and fit, and for text with wide,
     combining and zero-width characters, tabs, non-ASCII spaces, runs of spaces and words
     longer than the page. A table whose every cell fits and reads as it is is drawn by
-    derive (WholeTable._plain_lines, its header row in the header style on a page with
-    styles), character for character and style for style as Rich draws it."""
-    from rich.console import Group
+    derive (WholeTable.drawn_lines, its header row in the header style on a page with
+    styles), character for character and style for style as Rich draws it. And the page
+    derive writes as text itself (Page.lines, a file or a pipe) is Rich's page without
+    styles, character for character, wherever derive writes it."""
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
     from derive import render_rich
     from derive.cells import Printer
-    from derive.render_rich import WholeTable, render_steps
+    from derive.page import Line, Page, WholeTable, render_steps
+    from derive.render_rich import rich_page
     from derive.rounding import Format
     from documents import derivation_of
 
-    def rich_own_table(columns, widths, whole, rows):  # Rich's table as it comes: its own padding, every
-        out = Table(show_lines=False)  # column wrapping its cells, each cell markup that Rich parses
-        for header, width in zip(columns, widths):
+    def rich_own_table(group):  # Rich's table as it comes: its own padding, every column
+        out = Table(show_lines=False)  # wrapping its cells, each cell markup that Rich parses
+        for header, width in zip(group.columns, group.widths):
             out.add_column(escape(header), justify="left", width=width, overflow="fold")
-        for row in rows:
+        for row in group.rows:
             out.add_row(*map(escape, row))
         return out
 
@@ -105,46 +107,44 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
              ("x" * 130 + " " + "\u00b7" * 70 + " y", ""),  # words longer than the page fold
              ("a   b    " * 30 + "   \n\n  lead " * 3 + "end  ", "dim"),  # runs of spaces, blank lines
              ("\u00a0word\u2003" * 40, "bold")]  # spaces that are not ASCII
-
-    def pages():
-        paragraphs = [render_rich.Line(text, style=style) for text, style in texts]
-        tables = [WholeTable("wide", ["id", "\u6f22\u5b57"], [["1", "\u6f22\u5b57" * 9], ["2", "x y"]]),
-                  WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]]),
-                  WholeTable("cells", ["a", "b", "c"], [["\u22120.816\u00b9", " 1 ", ":smile: x:y:"], ["a\\", "[1, 2]", "[b]x[/b]"],
-                                                       ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]]),
-                  WholeTable("as they are", ["E[id]", "i \\ j", "x_1 \u2208 [a, b]"],  # markup Rich reads back as it is
-                             [["[1, 2]", " \u22120.5\u00b9", "x: y"], ["\u2423a", "", "[ab]"], ["a b", "z\u2026 ", "\\[b]"]]),
-                  WholeTable("no rows", ["a", "b"], []),
-                  # cells that wrap under headers that fit (drawn by derive): runs of spaces, a word
-                  # folded, a row of one line beside rows of several; a wrapped cell with a space
-                  # that is not ASCII, and a header that wraps (Rich's table)
-                  WholeTable("wraps", ["k", "v", "w"], [["1", "x  y   z " * 10 + "w" * 45, "[1, 2] "],
-                                                        ["2", "short", "a b " * 30], ["3", "[q]", ":"]]),
-                  WholeTable("wraps too", ["k", "a long header of words " * 4], [["1", "a\u00a0b c " * 12]]),
-                  WholeTable("no space", ["k", "v"], [["1", "a\u00a0b c " * 12], ["2", "x\ty " * 30]])]
-        return [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
-                Group(*paragraphs, *tables)]
-
-    def as_text(text, style=""):
-        return Text(text, style=style)
-
-    fast = pages()
-    with monkeypatch.context() as patched:
-        patched.setattr(render_rich, "Line", as_text)
-        wrapped = pages()
+    paragraphs = [Line(text, style=style) for text, style in texts]
+    tables = [WholeTable("wide", ["id", "\u6f22\u5b57"], [["1", "\u6f22\u5b57" * 9], ["2", "x y"]]),
+              WholeTable("t", ["a", "b"], [["1" * 50, "2 3 " * 20]]),
+              WholeTable("cells", ["a", "b", "c"], [["\u22120.816\u00b9", " 1 ", ":smile: x:y:"], ["a\\", "[1, 2]", "[b]x[/b]"],
+                                                   ["\u00b7\u2026", "\u00a0x\u00a0", "a\tb"]]),
+              WholeTable("as they are", ["E[id]", "i \\ j", "x_1 \u2208 [a, b]"],  # markup Rich reads back as it is
+                         [["[1, 2]", " \u22120.5\u00b9", "x: y"], ["\u2423a", "", "[ab]"], ["a b", "z\u2026 ", "\\[b]"]]),
+              WholeTable("no rows", ["a", "b"], []),
+              # cells that wrap under headers that fit (drawn by derive): runs of spaces, a word
+              # folded, a row of one line beside rows of several; a wrapped cell with a space
+              # that is not ASCII, and a header that wraps (Rich's table)
+              WholeTable("wraps", ["k", "v", "w"], [["1", "x  y   z " * 10 + "w" * 45, "[1, 2] "],
+                                                    ["2", "short", "a b " * 30], ["3", "[q]", ":"]]),
+              WholeTable("wraps too", ["k", "a long header of words " * 4], [["1", "a\u00a0b c " * 12]]),
+              WholeTable("no space", ["k", "v"], [["1", "a\u00a0b c " * 12], ["2", "x\ty " * 30]])]
+    pages = [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
+             Page(paragraphs + tables)] + [Page([part]) for part in paragraphs + tables]
+    written = []
     for width in (40, 60, 120, 300):
         for color in (False, True):
-            for ours, rich in zip(fast, wrapped):
-                ours = _page(ours, width, color)
+            for page in pages:
+                ours = _page(rich_page(page), width, color)
                 with monkeypatch.context() as patched:  # (no cell drawn by derive: Rich's own table throughout,
-                    patched.setattr(WholeTable, "_rich_table", staticmethod(rich_own_table))  # its title a Text)
+                    patched.setattr(render_rich, "_rich_table", rich_own_table)  # every paragraph a Text)
                     patched.setattr(render_rich, "_as_is", lambda text: False)
-                    patched.setattr(render_rich, "Line", as_text)
-                    assert ours == _page(rich, width, color), (case, width, color)
+                    patched.setattr(render_rich, "RichLine", lambda line: Text(line.text, style=line.style))
+                    assert ours == _page(rich_page(page), width, color), (case, width, color)
+                lines = page.lines(width)
+                if lines is not None and not color:
+                    assert "".join(line + "\n" for line in lines) == ours, (case, width)
+                    written.append((page, width))
+    assert [width for page, width in written if page is pages[0]] == [40, 60, 120, 300]  # (the derivation's
+    assert len(written) >= 4 * 8  # page at every width, and most parts by themselves: those with a wide
+    # character or a tab are Rich's)
 
 
 def test_line_breaks_are_rich_word_division():
-    """render_rich._breaks, which finds a paragraph's line breaks a line at a time, gives
+    """page._breaks, which finds a paragraph's line breaks a line at a time, gives
     Rich's own word division (rich._wrap.divide_line, folding words longer than the
     width) on random text of words, runs of spaces, leading and trailing spaces and words
     longer than the width."""
@@ -152,7 +152,7 @@ def test_line_breaks_are_rich_word_division():
 
     from rich._wrap import divide_line
 
-    from derive.render_rich import _breaks
+    from derive.page import _breaks
 
     rng = random.Random(12)
     for _ in range(20_000):
@@ -309,3 +309,20 @@ def test_a_table_of_no_quantity_splits_into_column_groups():
     ids = [int(cell) for line in text.splitlines() if line.startswith("\u2502 id ")
            for cell in line.strip("\u2502").split("\u2502")[1:]]
     assert ids == list(case.ids)
+
+
+@pytest.mark.parametrize("env", [{}, {"FORCE_COLOR": "1"}])
+def test_the_title_line_is_printed_as_written(tmp_path, env):
+    """The page's first line, the case's title, is text, not Rich markup: a title holding
+    ``[bold]x[/bold]`` or ``[MASK]`` printed ``A x [MASK]`` (Rich took the tags), to a pipe
+    and on a terminal alike; ``derive generate``'s too."""
+    title = "A [bold]x[/bold] [MASK] :smile: title"
+    text = (ROOT / "cases" / "woodchuck.toml").read_text(encoding="utf-8")
+    case = tmp_path / "titled.toml"
+    case.write_text(re.sub(r'(?m)^title = .*$', f'title = "{title}"', text), encoding="utf-8")
+    for command in (["run"], ["generate", "-n", "1"]):
+        done = subprocess.run([sys.executable, "-m", "derive", *command, str(case)], capture_output=True, text=True,
+                              cwd=ROOT, env={**os.environ, **env}, timeout=300)
+        assert done.returncode == 0, done.stderr
+        first = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout.splitlines()[0])
+        assert first == f"{title}  (woodchuck, 3 places, half-away)", (command, env, first)
