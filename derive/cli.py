@@ -406,50 +406,75 @@ def show_page(page: Page, width: Optional[int], output: Optional[str] = None) ->
     table wider than the page is split into column groups, never cut (see
     :class:`derive.page.WholeTable`).
 
-    A page without styles whose width derive knows (a file, or stdout when Rich would print
-    no style on it, :func:`_plain_stdout`) is written as the lines derive lays out
-    (:meth:`derive.page.Page.lines`: the same characters as Rich's, without loading Rich's
-    console); any other page is printed by Rich (:func:`derive.render_rich.rich_page`),
-    every line already fitting (tables split, paragraphs wrapped: Rich's crop would only
-    split the page into lines again, and would cut a line that did not fit).
+    derive writes the page itself (:meth:`derive.page.Page.text`: Rich's page, byte for
+    byte, without loading Rich's console) to a file, and on stdout when it knows how Rich
+    would print there (:func:`_stdout_styles`); any other page is printed by Rich
+    (:func:`derive.render_rich.rich_page`), every line already fitting (tables split,
+    paragraphs wrapped: Rich's crop would only split the page into lines again, and would
+    cut a line that did not fit).
 
     Raises:
         typer.Exit: the output file cannot be written (:func:`fail`)."""
-    plain = output is not None or _plain_stdout()
-    columns = os.environ.get("COLUMNS", "")
-    if width is None and (output is not None or not _is_terminal(sys.stdout)):
-        if not columns or output is not None:
-            width = max(120, page.natural_width())
-        elif columns.isdigit() and int(columns) > 0:  # (Rich's width for a pipe, COLUMNS)
-            width = int(columns)
-    lines = page.lines(width) if plain and width is not None else None
-    if lines is not None:
-        text = "".join(line + "\n" for line in lines)
-    else:
+    if output is not None:
+        width = width or max(120, page.natural_width())
+        text = page.text(width)
+        if text is None:
+            from .render_rich import rich_page
+
+            console = plain_console(width=width, record=True, file=open(os.devnull, "w"))
+            console.print(rich_page(page), crop=False)
+            text = console.export_text()
+        try:
+            write_atomic(output, text)
+        except DeriveError as exc:
+            fail(exc)
+        return
+    styles = _stdout_styles()
+    width = width or _stdout_width(page)
+    text = page.text(width, styles) if styles is not None and width is not None else None
+    if text is None:
         from .render_rich import rich_page
 
-        console = plain_console(width=width, **({} if output is None else {"record": True, "file": open(os.devnull, "w")}))
-        console.print(rich_page(page), crop=False)
-        if output is None:
-            return
-        text = console.export_text()
-    if output is None:
+        plain_console(width=width).print(rich_page(page), crop=False)
+    else:
         sys.stdout.write(text)
-        return
-    try:
-        write_atomic(output, text)
-    except DeriveError as exc:
-        fail(exc)
 
 
-def _plain_stdout() -> bool:
-    """Whether Rich would print on stdout without styles or any sizing of its own: stdout
-    is not a terminal and neither ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` says it is one
-    (:meth:`rich.console.Console.is_terminal`), on a system other than Windows (whose legacy
-    console Rich narrows by a column), in a UTF encoding (else Rich draws ASCII boxes)."""
+def _stdout_styles() -> Optional[bool]:
+    """How derive writes a page on stdout itself, as Rich would print it there: False, the
+    text alone (stdout is no terminal); True, with its styles' ANSI codes (a terminal, its
+    ``TERM`` not ``dumb``). None when Rich prints it: ``FORCE_COLOR`` or ``TTY_COMPATIBLE``
+    is set (what makes a terminal, :meth:`rich.console.Console.is_terminal`), on Windows
+    (Rich narrows its legacy console by a column, and styles it through its API), in an
+    encoding other than UTF (Rich draws ASCII boxes)."""
     encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
-    return sys.platform != "win32" and "FORCE_COLOR" not in os.environ and "TTY_COMPATIBLE" not in os.environ \
-        and not _is_terminal(sys.stdout) and encoding.startswith("utf")
+    if sys.platform == "win32" or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ \
+            or not encoding.startswith("utf"):
+        return None
+    if not _is_terminal(sys.stdout):
+        return False
+    return None if os.environ.get("TERM", "").lower() in ("dumb", "unknown") else True
+
+
+def _stdout_width(page: Page) -> Optional[int]:
+    """The width of a page on stdout, as Rich's console takes it (:attr:`rich.console.Console.size`):
+    ``COLUMNS`` when it is a positive number; else on a terminal the first of stdin's,
+    stdout's and stderr's terminal widths (80 when none or 0), and for a file or a pipe the
+    width its tables need (at least 120). None when Rich decides (``COLUMNS`` set, not a
+    positive number)."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if not _is_terminal(sys.stdout):
+        return max(120, page.natural_width()) if not columns else None
+    if columns is not None and columns.isdigit():
+        return None
+    for descriptor in (0, 1, 2):
+        try:
+            return os.get_terminal_size(descriptor).columns or 80
+        except (AttributeError, ValueError, OSError):  # (not a terminal)
+            continue
+    return 80
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)

@@ -4,13 +4,14 @@ step's heading and words, an equation, a note), tables that never cut a cell
 (:class:`WholeTable`) and the exact forms under a table (:class:`ExactLines`), laid out
 at a page's width.
 
-derive writes the page as lines (:meth:`Page.lines`) wherever that gives Rich's own page,
-character for character: a file or a pipe (no styles), and the paragraphs and the tables
-whose characters are one terminal cell wide each. Anything else (a wide character, a tab,
-a header that wraps) is drawn by Rich, as is the page on a terminal, where its styles are
-printed (:func:`derive.render_rich.rich_page`; tests/test_rich_width.py compares the two).
-This module imports none of Rich's console, text or table code: a plain ``derive run``
-to a file does not pay for them."""
+Each line of the page is a list of runs, a piece of text and its style's name (a
+segment, as Rich prints it). derive writes the page itself (:meth:`Page.text`) wherever
+that gives Rich's own page, character for character and style for style: a page whose
+paragraphs and tables hold characters one terminal cell wide each, to a file or a pipe
+(the text alone) or on a terminal (the styles as their ANSI codes, :data:`SGR`). Any other
+page (a wide character, a tab) is drawn by Rich, :func:`derive.render_rich.rich_page`;
+tests/test_rich_width.py compares the two. This module imports none of Rich's console,
+text or table code: a plain ``derive run`` does not pay for them."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ if TYPE_CHECKING:
     from .steps import Step
 
 
+Run = tuple[str, str]  # a piece of a line and the name of its style ("" for none): a segment, as Rich prints it
+
+# Rich's default theme's styles a page uses, as their ECMA-48 SGR parameters (the codes Rich
+# writes on a terminal whatever its colour system: bold, dim and italic are no colours)
+SGR = {"bold": "1", "dim": "2", "italic": "3", "table.title": "3", "table.header": "1"}
+
+
 class Page:
     """A page: its parts in order (:class:`Line`, :class:`WholeTable`, :class:`ExactLines`).
 
@@ -41,16 +49,29 @@ class Page:
     def __init__(self, parts: list):
         self.parts = parts
 
-    def lines(self, width: int) -> list[str] | None:
-        """The page's lines at ``width`` (each without its line's end), as Rich prints the
-        page without styles; None when a part needs Rich (see each part's ``lines``)."""
+    def runs(self, width: int) -> list[list[Run]] | None:
+        """The page's lines at ``width``, each as its runs, as Rich prints the page; None
+        when a part needs Rich (see each part's ``runs``)."""
         out = []
         for part in self.parts:
-            lines = part.lines(width)
+            lines = part.runs(width)
             if lines is None:
                 return None
             out += lines
         return out
+
+    def text(self, width: int, styles: bool = False) -> str | None:
+        """The page at ``width`` as Rich prints it, each line ended by a line feed: the text
+        alone, or with ``styles`` each styled run in its ANSI codes (:data:`SGR`, as Rich's
+        :meth:`rich.style.Style.render` writes them: the codes, the text, a reset); None
+        when a part needs Rich, or a style is not one of :data:`SGR`'s."""
+        lines = self.runs(width)
+        if lines is None or styles and any(style not in SGR for line in lines for _, style in line if style):
+            return None
+        if not styles:
+            return "".join("".join(text for text, _ in line) + "\n" for line in lines)
+        return "".join("".join(f"\x1b[{SGR[style]}m{text}\x1b[0m" if style and text else text for text, style in line)
+                       + "\n" for line in lines)
 
     def natural_width(self) -> int:
         """The widest of the page's tables with each cell on one line; 0 without tables:
@@ -139,15 +160,16 @@ class Line:
     def __init__(self, text: str, style: str = ""):
         self.text, self.style = text, style
 
-    def lines(self, width: int) -> list[str] | None:
-        """The paragraph's lines at ``width``, as Rich wraps it (:func:`_divided`), when its
-        every character is one cell wide and none is a space other than ASCII's (the
-        same lines, without Rich measuring each word: crane has 3,715 notes of up to 2,000
-        characters); None for any other paragraph (Rich wraps it,
-        :func:`derive.render_rich.rich_page`)."""
+    def runs(self, width: int) -> list[list[Run]] | None:
+        """The paragraph's lines at ``width``, as Rich wraps it (:func:`_divided`), each one
+        run in the paragraph's style (an empty line none), when its every character is one
+        cell wide and none is a space other than ASCII's (the same lines, without Rich
+        measuring each word: crane has 3,715 notes of up to 2,000 characters); None for any
+        other paragraph (Rich wraps it, :func:`derive.render_rich.rich_page`)."""
         if _cells(self.text.replace("\n", " ")) != len(self.text) or _WIDE_SPACE.search(self.text):
             return None
-        return [line for paragraph in self.text.split("\n") for line in _divided(paragraph, width)]
+        return [[(line, self.style)] if line else []
+                for paragraph in self.text.split("\n") for line in _divided(paragraph, width)]
 
 
 _WIDE_SPACE = re.compile(r"(?=\s)[^\x00-\x7f]")  # a space Rich's word division sees that ASCII does not
@@ -236,7 +258,7 @@ class ColumnGroup(NamedTuple):
     widths: list[int]  # each column's width, its padding and borders not included
     whole: list[bool]  # per column: whether its every cell fits its width on one line
     rows: list[list[str]]  # the rows' cells in the group's columns
-    drawn: bool  # whether derive draws it (:meth:`WholeTable.drawn_lines`), else Rich's table does
+    drawn: bool  # whether derive draws it (:meth:`WholeTable.drawn_runs`), else Rich's table does
 
 
 class WholeTable:
@@ -259,7 +281,7 @@ class WholeTable:
     def layout(self, width: int) -> list[ColumnGroup]:
         """The table at ``width``: its column groups in order, each with its columns'
         widths (the widest narrowed first, none below its longest word, :func:`_fit`) and
-        whether derive draws it (:meth:`drawn_lines`)."""
+        whether derive draws it (:meth:`drawn_runs`)."""
         cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
         need = [max(map(_longest_word, col)) for col in cells]  # the narrowest each column can be
         full = [max(map(len, col)) for col in cells]  # ... and its width on one line
@@ -283,62 +305,64 @@ class WholeTable:
             out.append(ColumnGroup(title, columns, widths, whole, rows, drawn))
         return out
 
-    def lines(self, width: int) -> list[str] | None:
-        """The table's lines at ``width`` without styles: each column group's title (a
-        line of its own: a narrow table, a column W_Q^(1) 4 x 1, does not fold it), then the
-        group as derive draws it; None when a title or a group needs Rich."""
+    def runs(self, width: int) -> list[list[Run]] | None:
+        """The table's lines at ``width``: each column group's title (a line of its own in
+        the ``table.title`` style: a narrow table, a column W_Q^(1) 4 x 1, does not fold it),
+        then the group as derive draws it; None when a title or a group needs Rich."""
         out = []
         for group in self.layout(width):
-            title = Line(group.title).lines(width) if group.title else []
+            title = Line(group.title, style="table.title").runs(width) if group.title else []
             if title is None or not group.drawn:
                 return None
-            out += title + self.drawn_lines(group, HEAVY_HEAD)
+            out += title + self.drawn_runs(group, HEAVY_HEAD)
         return out
 
     @staticmethod
-    def header_lines(group: ColumnGroup) -> list[list[str | None]]:
-        """The header row of a column group derive draws: each header's lines, as Rich
-        wraps it at its column's width (:func:`_divided`), at the bottom of the row as
-        Rich aligns a header (None for each line above a header's first)."""
-        lines = [[header] if one else _divided(header, w) for header, one, w in zip(group.columns, group.whole, group.widths)]
-        height = max(map(len, lines), default=1)
-        return [[None] * (height - len(cell)) + cell for cell in lines]
-
-    @classmethod
-    def drawn_lines(cls, group: ColumnGroup, box: Box) -> list[str]:
+    def drawn_runs(group: ColumnGroup, box: Box) -> list[list[Run]]:
         """A column group derive draws (``group.drawn``: every cell, headers included, one
         line of characters one cell wide each, the columns fit the page, a cell that wraps
-        has neither a tab nor a space other than ASCII's) in ``box``: each cell as Rich
-        wraps it at its column's width (:func:`_divided`), :meth:`_plain_lines`."""
-        rows = [[[cell] if one else _divided(cell, w) for cell, one, w in zip(row, group.whole, group.widths)]
-                for row in group.rows]
-        return cls._plain_lines(box, cls.header_lines(group), group.widths, rows)
+        has neither a tab nor a space other than ASCII's), as Rich's table of it
+        (:func:`derive.render_rich._rich_table`) prints it in ``box``: its top rule, the
+        header row, its separator, each row's lines and the bottom rule.
 
-    @staticmethod
-    def _plain_lines(box: Box, header: list[list[str | None]], widths: list[int], rows: list[list[list[str]]]) -> list[str]:
-        """The lines of Rich's table (:func:`derive.render_rich._rich_table`) of a column group
-        derive draws, without styles (on a page with them, the header row's are
-        :func:`derive.render_rich._header_segments`): Rich's box (its top, header separator
-        and bottom rules), the header row and each row's lines, a cell given as its lines
-        (Rich's wrapping of it at its column's width, :func:`_divided`), each left-justified
-        to the column's width between their two spaces of padding (a cell of fewer lines
-        than its row's blank below them, a header above them), joined by the box's
-        verticals (the header's, the body's, the last row's)."""
-        def line(left: str, vertical: str, right: str, texts: list[str | None]) -> str:
-            return left + vertical.join(" " + (t or "") + " " * (w - len(t or "") + 1) for t, w in zip(texts, widths)) + right
+        Each cell is Rich's wrapping of it at its column's width (:func:`_divided`), each
+        of its lines left-justified to that width between two spaces of padding, a cell of
+        fewer lines than its row's blank below them (a header: above them, as Rich aligns a
+        header), joined by the box's verticals (the header's, the body's, the last row's).
+        A line is one run without a style, but the header row's: each header's padding and
+        text in the ``table.header`` style, three runs (a blank line one), as Rich's
+        segments are."""
+        widths = group.widths
 
-        def row_lines(left: str, vertical: str, right: str, cells: list[list[str]]) -> list[str]:
+        def line(left: str, vertical: str, right: str, texts: list[str]) -> list[Run]:
+            return [(left + vertical.join(" " + t + " " * (w - len(t) + 1) for t, w in zip(texts, widths)) + right, "")]
+
+        def head(texts: list[str | None]) -> list[Run]:
+            out = [(box.head_left, "")]
+            for k, (t, w) in enumerate(zip(texts, widths)):
+                if k:
+                    out.append((box.head_vertical, ""))
+                out += [(" " * (w + 2), "table.header")] if t is None else \
+                    [(" ", "table.header"), (t + " " * (w - len(t)), "table.header"), (" ", "table.header")]
+            return out + [(box.head_right, "")]
+
+        def row_lines(left: str, vertical: str, right: str, cells: list[list[str]]) -> list[list[Run]]:
             return [line(left, vertical, right, [cell[k] if k < len(cell) else "" for cell in cells])
                     for k in range(max(map(len, cells), default=1))]
 
+        header = [[header] if one else _divided(header, w) for header, one, w in zip(group.columns, group.whole, widths)]
+        height = max(map(len, header), default=1)
+        header = [[None] * (height - len(cell)) + cell for cell in header]
+        rows = [[[cell] if one else _divided(cell, w) for cell, one, w in zip(row, group.whole, widths)]
+                for row in group.rows]
         padded = [w + 2 for w in widths]
-        lines = [box.get_top(padded), *row_lines(box.head_left, box.head_vertical, box.head_right, header),
-                 box.get_row(padded, "head", edge=True)]
+        lines = [[(box.get_top(padded), "")], *(head([cell[k] for cell in header]) for k in range(height)),
+                 [(box.get_row(padded, "head", edge=True), "")]]
         for row in rows[:-1]:
             lines += row_lines(box.mid_left, box.mid_vertical, box.mid_right, row)
         for row in rows[-1:]:
             lines += row_lines(box.foot_left, box.foot_vertical, box.foot_right, row)
-        return lines + [box.get_bottom(padded)]
+        return lines + [[(box.get_bottom(padded), "")]]
 
     def natural_width(self) -> int:
         """The width of the table with every cell on one line."""
@@ -447,10 +471,13 @@ class ExactLines:
     def __init__(self, forms: list[str]):
         self.forms = forms
 
-    def lines(self, width: int) -> list[str] | None:
-        """The lines as they are (at any ``width``); None when one holds a tab or a
-        control code Rich's Text takes out (it expands the one, drops the others)."""
-        return None if any(_TEXT_CONTROLS.search(form) for form in self.forms) else list(self.forms)
+    def runs(self, width: int) -> list[list[Run]] | None:
+        """The lines as they are (at any ``width``), each one run in the ``dim`` style; None
+        when one holds a tab or a control code Rich's Text takes out (it expands the one,
+        drops the others)."""
+        if any(_TEXT_CONTROLS.search(form) for form in self.forms):
+            return None
+        return [[(form, self.style)] for form in self.forms]
 
 
 _TEXT_CONTROLS = re.compile("[\t\x07\x08\x0b\x0c\x0d]")  # (rich.control.strip_control_codes's, and a tab)

@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from rich.box import HEAVY_HEAD, Box
+from rich.box import HEAVY_HEAD
 from rich.cells import cell_len
 from rich.console import Group
 from rich.control import strip_control_codes
@@ -20,7 +20,7 @@ from rich.style import Style
 from rich.text import Text
 
 from .lazy import lazy
-from .page import ColumnGroup, ExactLines, Line, Page, WholeTable, _cells, _fits
+from .page import ColumnGroup, ExactLines, Line, Page, Run, WholeTable, _cells, _fits
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
@@ -50,32 +50,38 @@ class RichLine:
     """A paragraph (:class:`derive.page.Line`) as :class:`rich.text.Text` prints it, in
     its style.
 
-    A paragraph derive lays out (:meth:`derive.page.Line.lines`) is handed to Rich as the
+    A paragraph derive lays out (:meth:`derive.page.Line.runs`) is handed to Rich as the
     segments a Text would yield, one per line (crane: 3,715 notes of up to 2,000
     characters, 2.5 MB: a Text measures each word's cells again and copies the text line by
-    line); on a page without styles, each line as the runs Rich measures without counting
-    its characters (:func:`_plain_segments`). Any other paragraph is a Text."""
+    line), :func:`_segments`. Any other paragraph is a Text."""
 
     def __init__(self, line: Line):
         self.line = line
 
     def __rich_console__(self, console, options):
-        text, style = self.line.text, self.line.style
-        lines = self.line.lines(options.max_width)
+        lines = self.line.runs(options.max_width)
         if lines is None or options.no_wrap or options.overflow not in (None, "fold") \
                 or options.justify not in (None, "default"):
+            text = self.line.text
             fits = all(_fits(line, options.max_width) for line in text.split("\n"))
-            yield Text(text, style=style, overflow="ignore" if fits else None)
+            yield Text(text, style=self.line.style, overflow="ignore" if fits else None)
             return
-        plain = console.color_system is None
-        style = console.get_style(style) if style and not plain else None
-        new_line = Segment.line()
-        for line in lines:
-            if plain:
-                yield from _plain_segments(line)
-            elif line:
-                yield Segment(line, style)
-            yield new_line
+        yield from _segments(console, lines)
+
+
+def _segments(console, lines: list[list[Run]]) -> list[Segment]:
+    """Lines of runs (:data:`derive.page.Run`) as Rich's segments, each line ended: a run
+    in a style as a segment in that style on a page with styles, any other as the segments
+    Rich measures without counting their characters (:func:`_plain_segments`)."""
+    plain, out, new_line = console.color_system is None, [], Segment.line()
+    for line in lines:
+        for text, style in line:
+            if style and not plain:
+                out.append(Segment(text, console.get_style(style)))
+            else:
+                out += _plain_segments(text)
+        out.append(new_line)
+    return out
 
 
 def _one_cell_class() -> str:
@@ -103,47 +109,22 @@ def _plain_segments(line: str) -> list[Segment]:
 
 class RichTable:
     """A :class:`derive.page.WholeTable` as Rich prints it: each column group's title (a
-    :class:`RichLine`), then the group as derive draws it when its every cell also reads as
-    it is in Rich's markup (:func:`_as_is`; on a page with styles, its header row in the
-    header style, :meth:`_header_segments`), else as Rich's table (:func:`_rich_table`)."""
+    :class:`RichLine`), then the group as derive draws it
+    (:meth:`derive.page.WholeTable.drawn_runs`) when its every cell also reads as it is in
+    Rich's markup (:func:`_as_is`), else as Rich's table (:func:`_rich_table`)."""
 
     def __init__(self, table: WholeTable):
         self.table = table
 
     def __rich_console__(self, console, options):
         box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
-        header = None if console.color_system is None else console.get_style("table.header")
         for group in self.table.layout(options.max_width):
             if group.title:
                 yield RichLine(Line(group.title, style="table.title"))
             if group.drawn and all(map(_as_is, group.columns)) and all(_as_is(cell) for row in group.rows for cell in row):
-                headers = WholeTable.header_lines(group)
-                height = max(map(len, headers), default=1)
-                for k, line in enumerate(WholeTable.drawn_lines(group, box)):
-                    if 1 <= k <= height and header:  # (the header row, its cells in the header style)
-                        yield from _header_segments(box, [h[k - 1] for h in headers], group.widths, header)
-                    else:
-                        yield from _plain_segments(line)
-                    yield Segment.line()
+                yield from _segments(console, WholeTable.drawn_runs(group, box))
             else:
                 yield _rich_table(group)
-
-
-def _header_segments(box: Box, texts: list[str | None], widths: list[int], style: Style) -> list[Segment]:
-    """A line of the header row of :meth:`derive.page.WholeTable.drawn_lines` in Rich's
-    segments on a page with styles: each cell's line (None: the cell has fewer lines) with
-    its padding, in the header's ``style`` (``table.header``), as Rich's table renders them
-    (its borders unstyled): a line of text as three segments, its padding's and its own; a
-    line below a cell's last as one of spaces."""
-    out = [Segment(box.head_left)]
-    for k, (text, w) in enumerate(zip(texts, widths)):
-        if k:
-            out.append(Segment(box.head_vertical))
-        if text is None:
-            out.append(Segment(" " * (w + 2), style))
-        else:
-            out += [Segment(" ", style), Segment(text + " " * (w - len(text)), style), Segment(" ", style)]
-    return out + [Segment(box.head_right)]
 
 
 def _rich_table(group: ColumnGroup) -> RichTable:

@@ -50,7 +50,7 @@ def test_a_run_on_a_terminal_shows_the_bar_on_stderr_only(monkeypatch):
     monkeypatch.setattr(ProgressBar, "REDRAW", 0.0)
     plain = run()
     assert run({"FORCE_COLOR": "1"}).stderr == ""  # colour asked for, but stderr is no terminal
-    monkeypatch.setattr(derive.cli, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(derive.cli, "_is_terminal", lambda stream: stream is sys.stderr)  # (stdout: a pipe still)
     shown = run()
     assert shown.exit_code == 0 and "quantities" in shown.stderr and "derive run woodchuck" in shown.stderr
     assert "quantities" not in shown.stdout

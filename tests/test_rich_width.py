@@ -64,7 +64,7 @@ def _page(renderable, width: int, color: bool) -> str:
 
     console = Console(width=width, record=True, file=io.StringIO(), color_system="truecolor" if color else None,
                       force_terminal=color)
-    console.print(renderable)
+    console.print(renderable, crop=False)  # (as derive prints a page: an exact form is never cut)
     return console.file.getvalue()
 
 
@@ -79,8 +79,8 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
     longer than the page. A table whose every cell fits and reads as it is is drawn by
     derive (WholeTable.drawn_lines, its header row in the header style on a page with
     styles), character for character and style for style as Rich draws it. And the page
-    derive writes as text itself (Page.lines, a file or a pipe) is Rich's page without
-    styles, character for character, wherever derive writes it."""
+    derive writes as text itself (Page.text: a file or a pipe, and a terminal with its
+    ANSI codes) is Rich's page, byte for byte, wherever derive writes it."""
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -123,7 +123,8 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
               WholeTable("wraps too", ["k", "a long header of words " * 4], [["1", "a\u00a0b c " * 12]]),
               WholeTable("no space", ["k", "v"], [["1", "a\u00a0b c " * 12], ["2", "x\ty " * 30]])]
     pages = [render_steps(derivation, derivation.steps, Printer(derivation, Format(places=3))),
-             Page(paragraphs + tables)] + [Page([part]) for part in paragraphs + tables]
+             Page(paragraphs + tables)] + [Page([part]) for part in paragraphs + tables] \
+        + [render_steps(derivation, derivation.steps[-3:], Printer(derivation, Format(places=3)), exact=True)]
     written = []
     for width in (40, 60, 120, 300):
         for color in (False, True):
@@ -134,13 +135,15 @@ def test_lines_and_cells_that_fit_print_as_rich_wraps_them(case, monkeypatch):
                     patched.setattr(render_rich, "_as_is", lambda text: False)
                     patched.setattr(render_rich, "RichLine", lambda line: Text(line.text, style=line.style))
                     assert ours == _page(rich_page(page), width, color), (case, width, color)
-                lines = page.lines(width)
-                if lines is not None and not color:
-                    assert "".join(line + "\n" for line in lines) == ours, (case, width)
-                    written.append((page, width))
-    assert [width for page, width in written if page is pages[0]] == [40, 60, 120, 300]  # (the derivation's
-    assert len(written) >= 4 * 8  # page at every width, and most parts by themselves: those with a wide
-    # character or a tab are Rich's)
+                text = page.text(width, styles=color)
+                if text is not None:
+                    assert text == ours, (case, width, color)
+                    written.append((page, width, color))
+    for color in (False, True):  # (the derivation's page at every width, with styles and without, and most parts
+        assert [w for page, w, c in written if page is pages[0] and c == color] == [40, 60, 120, 300]  # by
+        assert len([w for page, w, c in written if c == color]) >= 4 * 9  # themselves: those with a wide
+        # character or a tab are Rich's; and the exact forms under the last steps' tables)
+        assert [w for page, w, c in written if page is pages[-1] and c == color] == [40, 60, 120, 300]
 
 
 def test_line_breaks_are_rich_word_division():
@@ -326,3 +329,53 @@ def test_the_title_line_is_printed_as_written(tmp_path, env):
         assert done.returncode == 0, done.stderr
         first = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout.splitlines()[0])
         assert first == f"{title}  (woodchuck, 3 places, half-away)", (command, env, first)
+
+
+@pytest.mark.parametrize("env", [{"COLUMNS": "70"}, {"COLUMNS": "100", "NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_a_terminal_page_is_richs_page(env):
+    """On a terminal, derive writes the page itself, with its styles' ANSI codes (bold
+    headings, italic notes and titles, bold headers), without loading Rich's console: the
+    bytes are those Rich's console prints of the same page on that terminal (its width
+    from COLUMNS, NO_COLOR changing no style of the page's; a dumb terminal: no styles at 80
+    columns, which Rich prints)."""
+    import io
+    import pty
+
+    from rich.console import Console
+
+    from derive.cells import Printer
+    from derive.page import Line, render_steps
+    from derive.render_rich import rich_page
+    from derive.rounding import MINUS, Format
+    from documents import derivation_of
+
+    pid, fd = pty.fork()
+    if pid == 0:  # (the child: derive on the terminal)
+        os.chdir(ROOT)
+        os.environ.pop("COLUMNS", None)
+        os.environ.update({"TERM": "xterm-256color", **env})
+        os.execv(sys.executable, [sys.executable, "-X", "importtime", "-m", "derive", "run", "cat-climbed"])
+    got = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        got += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    got = got.decode("utf-8").replace("\r\n", "\n")
+    imported = {line.split("|")[-1].strip() for line in got.splitlines() if line.startswith("import time:")}
+    page_text = "".join(line + "\n" for line in got.splitlines() if not line.startswith("import time:"))
+    derivation = derivation_of("cat-climbed")
+    page = render_steps(derivation, derivation.steps, Printer(derivation, Format(minus=MINUS)))
+    page.parts.insert(0, Line(f"{derivation.case.title}  (cat-climbed, 3 places, half-away)"))
+    width = int(env.get("COLUMNS", 80))
+    console = Console(width=width, file=io.StringIO(), force_terminal=True, emoji=False,
+                      color_system=None if env.get("TERM") == "dumb" else "standard")
+    console.print(rich_page(page), crop=False)
+    assert page_text == console.file.getvalue()
+    assert ("\x1b[1m" in page_text) == (env.get("TERM") != "dumb")
+    assert ("rich.console" in imported) == (env.get("TERM") == "dumb")  # (derive wrote it, but on a dumb terminal)
