@@ -188,10 +188,10 @@ def _check_kv_heads(case: Case) -> tuple[str, str, str] | None:
         if block.heads is not None and value != "heads":
             return f"blocks[{b}].kv_heads", f"is {value} beside per-head weights (blocks[{b}].heads)", \
                 f"no kv_heads: each head of blocks[{b}].heads gives its own W_K and W_V"
+        if value != "heads" and (value.denominator != 1 or value < 1 or case.heads % int(value)):
+            return f"blocks[{b}].kv_heads", f"is {value}", f"a whole number that divides heads = {case.heads}"
         if "W_K" not in block.matrices or block.heads is not None:
             continue
-        if value != "heads" and (value.denominator != 1 or case.heads % int(value)):
-            return f"blocks[{b}].kv_heads", f"is {value}", f"a whole number that divides heads = {case.heads}"
         width = kv_heads(case, block) * case.d_k
         for name in ("W_K", "W_V"):
             if len(block.matrices[name][0]) != width:

@@ -247,3 +247,17 @@ def test_a_tiny_value_that_is_not_zero_is_decided_by_the_precision(tmp_path):
 
     printed = CliRunner().invoke(app, ["run", str(path), "--sig", "4"]).stdout
     assert "undecided" not in printed
+
+
+@pytest.mark.parametrize("value", ["0.5", "0", "3"])
+def test_kv_heads_is_checked_without_projections(tmp_path, value):
+    """A block with no W_K (``projections = false``, raschka-simplified) and kv_heads = 0.5
+    was not checked: the page's head columns divided by int(0.5) = 0, "a bug in derive"
+    (the fuzz's finding). kv_heads is a whole number that divides heads, with or
+    without projections: exit 2, the field named."""
+    text = TEXTS["raschka-simplified"]
+    assert "projections = false" in text and "kv_heads" not in text
+    path = tmp_path / "kv.toml"
+    path.write_text(text.replace("projections = false", f"projections = false\nkv_heads = {value}", 1), encoding="utf-8")
+    outcome = run_bounded(["run", str(path)], BOUND)
+    assert outcome.exit_code == 2 and "field blocks[1].kv_heads" in outcome.stderr, (outcome.exit_code, outcome.stderr)
