@@ -1434,7 +1434,9 @@ def _unread(text: str, line: int, source: str, context: dict) -> Entry:
     arithmetic or a value."""
     parts = [p.strip() for p in text.strip().rstrip(".,;").split("=")]
     entry = Entry(line, _source(source, text), head=context["head"], block=context["block"])
-    if len(parts) >= 2 and not parts[-1] and parts[0]:
+    if "==" in text:
+        entry.error = "`==` is not read: expected one `=`, `name = value` or `arithmetic = value`"
+    elif len(parts) >= 2 and not parts[-1] and parts[0]:
         entry.error = "nothing after the `=`: expected `name = value` or `arithmetic = value`"
     elif len(parts) < 2 or not parts[-1]:
         entry.error = "expected `name = value` or `arithmetic = value`"

@@ -226,6 +226,14 @@ def test_a_name_with_nothing_after_its_equals_sign_is_said_unfinished(derivation
     assert all(v.message.startswith("nothing after the `=`") for v in found[:2]), [v.message for v in found]
 
 
+def test_a_double_equals_sign_is_said(derivation):
+    """``L==0.928`` said "cannot read 'L' as a name or as arithmetic", though L is a name
+    (a trial's finding): the `==` is what derive does not read, and the message says so."""
+    found = Checker(derivation).check_text("L==0.928\nsigma_5 == 0.866\nmu_5 = 0.0\n")
+    assert [(v.line, v.status) for v in found] == [(1, "unreadable"), (2, "unreadable"), (3, "correct")]
+    assert all(v.message.startswith("`==` is not read") for v in found[:2]), [v.message for v in found]
+
+
 def test_a_bracketed_special_token_is_read_as_a_piece():
     """BERT's special tokens, [MASK] (encoder-post-norm's piece 6, whose row of E is all 0,
     so its logit against the tied W_U is exactly 0 and e^z is 1), written in a name:
