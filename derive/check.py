@@ -111,6 +111,14 @@ class Verdict:
         return dataclasses.asdict(self)
 
 
+def _head_hint(name: str) -> str:
+    """What a checked file's line of a name several heads (or blocks) hold needs: a context
+    line before it, or the head in the name, shown on the name as written (``a_{1,2}``:
+    ``a_{1,2}^{(1)}``; a name already raised or called, ``a_{5,3}^{(1)}``)."""
+    example = "a_{5,3}^{(1)}" if "^" in name or "(" in name else f"{name.strip()}^{{(1)}}"
+    return f"a `Head 1` (or `block 1`) line before it, or the head in the name, as in {example}"
+
+
 class Checker:
     """Checks hand computations against one derived case under a rounding mode.
 
@@ -675,8 +683,7 @@ class Checker:
             return masked_score(self.derivation, label, block, head)
         except DeriveError as exc:
             if in_file:
-                raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
-                                  "the name, as in s_{1,2}^{(1)}") from None
+                raise DeriveError(exc.detail, expected=_head_hint(text)) from None
             raise
 
     def _masked(self, entry: Entry, quiet: bool = True) -> list[Ref]:
@@ -780,8 +787,7 @@ class Checker:
                 raise DeriveError(f"block {block} does not exist: the case has {counted(len(case.blocks), 'block')}",
                                   expected=f"{how[1]} with b from 1 to {len(case.blocks)}") from None
             if in_file and exc.expected and exc.expected.startswith("--block"):  # a context line, or the name
-                raise DeriveError(exc.detail, expected="a `Head 1` (or `block 1`) line before it, or the head in "
-                                  "the name, as in a_{5,3}^{(1)}") from None
+                raise DeriveError(exc.detail, expected=_head_hint(name)) from None
             raise
 
     # ------------------------------------------------------------------ judging

@@ -234,6 +234,16 @@ def test_a_double_equals_sign_is_said(derivation):
     assert all(v.message.startswith("`==` is not read") for v in found[:2]), [v.message for v in found]
 
 
+def test_a_name_of_several_heads_is_hinted_with_its_own_head(derivation):
+    """``a_{1,2} = 0.5`` with no `Head` line (cat-climbed has two heads) was hinted "as in
+    a_{5,3}^{(1)}", another entry than the one written (a trial's finding); the hint now
+    raises the name as written: a_{1,2}^{(1)}, s_{1,2}^{(1)}."""
+    found = Checker(derivation).check_text("a_{1,2} = 0.5\ns_{1,2} = 0\n")
+    assert [v.status for v in found] == ["unreadable", "unreadable"]
+    assert found[0].message.endswith("or the head in the name, as in a_{1,2}^{(1)})"), found[0].message
+    assert found[1].message.endswith("or the head in the name, as in s_{1,2}^{(1)})"), found[1].message
+
+
 def test_a_bracketed_special_token_is_read_as_a_piece():
     """BERT's special tokens, [MASK] (encoder-post-norm's piece 6, whose row of E is all 0,
     so its logit against the tied W_U is exactly 0 and e^z is 1), written in a name:
