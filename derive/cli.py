@@ -661,12 +661,10 @@ def check_command(
         fail(exc)
     try:  # a report that cannot be written (a full disk, a closed pipe) is an error, never exit 0
         if output_format == OutputFormat.json:  # (streamed: json.dumps(verdicts, indent=1), a record at a time)
-            import json  # (only here: a run's JSON is written by export_json)
-            sys.stdout.write("[")
-            for k, v in enumerate(verdicts):
-                sys.stdout.write(("," if k else "") + "\n " + json.dumps(v.as_dict(), ensure_ascii=False,
-                                                                        indent=1).replace("\n", "\n "))
-            sys.stdout.write(("\n]" if verdicts else "]") + "\n")
+            from .check import json_chunks
+
+            for chunk in json_chunks(verdicts):
+                sys.stdout.write(chunk)
         else:
             from .render_rich import print_verdicts
             print_verdicts(plain_console(), verdicts, file_name(file))
