@@ -43,7 +43,27 @@ def plain_console(**options) -> Console:
     writes itself, :func:`show_page`, does not load it.)"""
     from rich.console import Console
 
+    if "width" not in options and os.environ.get("COLUMNS", "").isdigit() and _columns() is None:
+        options["width"] = _terminal_width()  # (COLUMNS=0: Rich would print nothing at all)
     return Console(emoji=False, **options)
+
+
+def _columns() -> Optional[int]:
+    """The width ``COLUMNS`` gives, when it is a positive number; None when it is unset or
+    not one (``COLUMNS=0`` made Rich print nothing at all, and exit 0)."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def _terminal_width() -> int:
+    """The width of the first of stdin, stdout and stderr that is a terminal, as Rich's
+    console reads it (:attr:`rich.console.Console.size`); 80 when none is (or says 0)."""
+    for descriptor in (0, 1, 2):
+        try:
+            return os.get_terminal_size(descriptor).columns or 80
+        except (AttributeError, ValueError, OSError):  # (not a terminal)
+            continue
+    return 80
 
 
 def print_error(message: str) -> None:
@@ -431,7 +451,7 @@ def show_page(page: Page, width: Optional[int], output: Optional[str] = None) ->
         return
     styles = _stdout_styles()
     width = width or _stdout_width(page)
-    text = page.text(width, styles) if styles is not None and width is not None else None
+    text = page.text(width, styles) if styles is not None else None
     if text is None:
         from .render_rich import rich_page
 
@@ -456,25 +476,14 @@ def _stdout_styles() -> Optional[bool]:
     return None if os.environ.get("TERM", "").lower() in ("dumb", "unknown") else True
 
 
-def _stdout_width(page: Page) -> Optional[int]:
-    """The width of a page on stdout, as Rich's console takes it (:attr:`rich.console.Console.size`):
-    ``COLUMNS`` when it is a positive number; else on a terminal the first of stdin's,
-    stdout's and stderr's terminal widths (80 when none or 0), and for a file or a pipe the
-    width its tables need (at least 120). None when Rich decides (``COLUMNS`` set, not a
-    positive number)."""
-    columns = os.environ.get("COLUMNS")
-    if columns is not None and columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    if not _is_terminal(sys.stdout):
-        return max(120, page.natural_width()) if not columns else None
-    if columns is not None and columns.isdigit():
-        return None
-    for descriptor in (0, 1, 2):
-        try:
-            return os.get_terminal_size(descriptor).columns or 80
-        except (AttributeError, ValueError, OSError):  # (not a terminal)
-            continue
-    return 80
+def _stdout_width(page: Page) -> int:
+    """The width of a page on stdout: ``COLUMNS`` when it is a positive number (anything
+    else in it is not read), else the terminal's (:func:`_terminal_width`), or for a file
+    or a pipe the width its tables need (at least 120)."""
+    columns = _columns()
+    if columns is not None:
+        return columns
+    return _terminal_width() if _is_terminal(sys.stdout) else max(120, page.natural_width())
 
 
 MathDelimiters = Enum("MathDelimiters", {"dollars": "dollars", "brackets": "brackets"}, type=str)

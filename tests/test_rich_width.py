@@ -379,3 +379,21 @@ def test_a_terminal_page_is_richs_page(env):
     assert page_text == console.file.getvalue()
     assert ("\x1b[1m" in page_text) == (env.get("TERM") != "dumb")
     assert ("rich.console" in imported) == (env.get("TERM") == "dumb")  # (derive wrote it, but on a dumb terminal)
+
+
+def test_columns_zero_is_not_a_page_of_no_width():
+    """COLUMNS=0 (or a COLUMNS that is not a number) is not read: derive run printed
+    nothing at all and exited 0, as did derive cases, params and check, Rich taking it for a
+    page of no width (a trial's finding). A pipe then gets the page it gets without it."""
+    def out(args, columns):
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        if columns is not None:
+            env["COLUMNS"] = columns
+        done = subprocess.run([sys.executable, "-m", "derive", *args], capture_output=True, text=True, cwd=ROOT,
+                              env=env, input="L = 0.928\n", timeout=300)
+        return done.stdout
+    for args in (["run", "softmax"], ["cases"], ["params", "cat-climbed"], ["check", "cat-climbed", "-"]):
+        plain = out(args, None)
+        assert len(plain.splitlines()) > 3
+        assert out(args, "0") == plain, args
+    assert out(["run", "softmax"], "abc") == out(["run", "softmax"], None)
