@@ -272,6 +272,7 @@ def load_case(name_or_path: str) -> Case:
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc (C0, DEL, C1) but tab and line feed
+CONTROL_EXPECTED = "printable text (no escape sequence, carriage return or bell)"
 FAST_TOML_BYTES = 20_000  # a case file at least this long is parsed by toml-rs where it reads as tomllib does
 # (about where tomllib's parse, 0.22 ms a KB with Decimals, passes toml-rs's import, 4.5 ms: crane, 28 KB, 6.2 ms)
 FAST_TOML_DEPTH = 64  # ... and nests arrays and tables at most this deep (deeper: toml-rs 0.4.3 overflows its stack)
@@ -716,7 +717,22 @@ class _Reader:
                 raise self.fail("vocab.pieces", f"has the piece {piece!r} twice (ids {first[piece]} and {i})",
                                 "distinct pieces")
             first[piece] = i
+        self.printable("vocab.pieces", pieces, "piece")
         return pieces
+
+    def printable(self, field: str, texts: list[str], what: str) -> None:
+        """Each of ``texts`` (the pieces of the vocabulary, the labels of X's rows: printed in
+        every table and note) holds no control character but tab and line feed, as a title
+        (:meth:`names`): an escape sequence in a piece turned the rest of a reader's page red
+        and moved its tables' borders, a carriage return or a bell was dropped unsaid.
+
+        Raises:
+            CaseError: the field, the text (its id) and the character."""
+        for i, text in enumerate(texts):
+            control = CONTROL.search(text)
+            if control is not None:
+                raise self.fail(field, f"the {what} {i} ({text!r}) holds the control character "
+                                f"U+{ord(control.group()):04X}", CONTROL_EXPECTED)
 
     def prompt(self, pieces: list[str]) -> tuple[list[int], int | None, str]:
         prompt = self.table("prompt")
@@ -938,6 +954,7 @@ class _Reader:
         labels = table.get("labels", [str(t + 1) for t in range(len(X))])
         if not isinstance(labels, list) or len(labels) != len(X) or not all(isinstance(x, str) for x in labels):
             raise self.fail("input.labels", _describe(labels), f"{len(X)} strings, one per row of X")
+        self.printable("input.labels", labels, "label")
         return X, labels
 
     def case(self) -> Case:
@@ -964,8 +981,7 @@ class _Reader:
                 raise self.fail(key, f"{_describe(self.data[key])} is not a string", "a string")
             control = CONTROL.search(self.data.get(key, ""))
             if control is not None:
-                raise self.fail(key, f"holds the control character U+{ord(control.group()):04X}",
-                                "printable text (no escape sequence, carriage return or bell)")
+                raise self.fail(key, f"holds the control character U+{ord(control.group()):04X}", CONTROL_EXPECTED)
 
     def given_logits(self) -> Case:
         """A case that starts from logits: ``[input] logits`` (one per piece of
