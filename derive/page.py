@@ -284,7 +284,8 @@ class WholeTable:
         whether derive draws it (:meth:`drawn_runs`)."""
         cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
         need = [max(map(_longest_word, col)) for col in cells]  # the narrowest each column can be
-        full = [max(map(len, col)) for col in cells]  # ... and its width on one line
+        full = [max(map(_cells, col)) for col in cells]  # ... and its width on one line (terminal cells: an
+        # emoji or a CJK character is two, as Rich's table measures it)
         groups = _column_groups(need, width, self.BORDER, self.keys)
         out = []
         for group in groups:
@@ -366,7 +367,7 @@ class WholeTable:
 
     def natural_width(self) -> int:
         """The width of the table with every cell on one line."""
-        return sum(max(map(len, [c] + [r[i] for r in self.rows])) + self.BORDER
+        return sum(max(map(_cells, [c] + [r[i] for r in self.rows])) + self.BORDER
                    for i, c in enumerate(self.columns)) + 1
 
 
@@ -398,8 +399,9 @@ _ONE_CELL: set[str] = set()  # the characters :func:`_cells` has found one cell 
 
 
 def _longest_word(text: str) -> int:
-    """The width of the longest run without a space: the narrowest a cell can wrap to."""
-    return max((len(word) for word in text.split()), default=0)
+    """The width in terminal cells of the longest run without a space: the narrowest a
+    cell can wrap to."""
+    return max(map(len if _cells(text) == len(text) else _cells, text.split()), default=0)
 
 
 def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]:

@@ -397,3 +397,26 @@ def test_columns_zero_is_not_a_page_of_no_width():
         assert len(plain.splitlines()) > 3
         assert out(args, "0") == plain, args
     assert out(["run", "softmax"], "abc") == out(["run", "softmax"], None)
+
+
+def test_a_wide_token_is_not_wrapped_in_its_cell(tmp_path):
+    """A token of characters two terminal cells wide (木头🪵) was measured as its length:
+    Rich's table, given a column of 4 for its 6 cells (with the backquotes), wrapped it
+    as `木头🪵 over ` on every row that named it (a trial's finding). Columns are measured
+    in terminal cells: the token is whole on one line, and each table line is as wide as
+    its table's top rule."""
+    from rich.cells import cell_len
+
+    text = (ROOT / "cases" / "woodchuck.toml").read_text(encoding="utf-8")
+    case = tmp_path / "wide.toml"
+    case.write_text(text.replace('"woodchuck", "would"', '"\u6728\u5934\U0001fab5", "would"', 1), encoding="utf-8")
+    for width in ("100000", "80"):
+        page = cli("run", str(case), "--width", width)
+        lines = page.splitlines()
+        assert page.count("`\u6728\u5934\U0001fab5`") > 5 and "`\u6728\u5934\U0001fab5 " not in page
+        top = None
+        for line in lines:
+            if line[:1] in "\u250f\u250c":
+                top = cell_len(line)
+            elif line[:1] in "\u2503\u2502\u2521\u2514\u2517" and top is not None:
+                assert cell_len(line) == top, line
