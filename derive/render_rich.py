@@ -16,6 +16,7 @@ from rich.control import strip_control_codes
 from rich.markup import escape
 from rich.markup import render as render_markup
 from rich.segment import Segment
+from rich.color import ColorSystem
 from rich.style import Style
 from rich.text import Text
 
@@ -229,30 +230,45 @@ class _VerdictRows:
     (``last``), each character as Rich's whole table prints it (tests/test_check_report.py
     compares the two). A cell is rendered once per text (a long file repeats its messages);
     a line number that fits its column is written directly; on a console without colours,
-    each line of the table is one segment."""
+    or as the text a console writes (:meth:`text`), each line of the table is one segment
+    of that text, the rest of a row after its line number made once per verdict and
+    message."""
 
     def __init__(self, report: "_VerdictReport", verdicts, first: bool, last: bool):
         self.report, self.verdicts, self.first, self.last = report, verdicts, first, last
 
     def __rich_console__(self, console, options):
+        yield from self._lines(console, options, _written(None) if console.color_system is None else None)
+
+    def text(self, console) -> str:
+        """The piece as the text ``console`` writes for it, its styles in their ANSI codes
+        (:func:`_written`): Rich's rendering of each segment, made once per distinct row
+        (100,000 lines on a terminal: 141,000 rows, a few thousand distinct)."""
+        return "".join(segment.text for segment in self._lines(console, console.options, _written(console)))
+
+    def _lines(self, console, options, write):
+        """The piece's segments; with ``write`` (segments to the text written), each line
+        as one segment of its text."""
         report = self.report
         table, widths = report.table, report.widths(console, options)
         box = table.box.substitute(options, safe=console.safe_box if table.safe_box is None else table.safe_box)
         new_line = Segment.line()
         if self.first:  # (the table without rows, less its bottom edge)
             for line in list(Segment.split_lines(console.render(_verdict_table(report.file, widths), options)))[:-1]:
-                yield from line
-                yield new_line
-        plain = console.color_system is None  # (no style is printed: the text alone)
+                if write is None:
+                    yield from line
+                    yield new_line
+                else:
+                    yield Segment(write(line) + "\n")
         left, right, divider = Segment(box.mid_left), Segment(box.mid_right + "\n"), Segment(box.mid_vertical)
         rule = Segment(box.get_row(widths, "row", edge=True) + "\n")
         for k, verdict in enumerate(self.verdicts):
             texts = _verdict_cells(verdict)
-            if plain:  # (a row whose line number's cell is one line: that cell, then the rest of the row, made once)
+            if write is not None:  # (a row whose line number's cell is one line: that cell, then the rest of the row)
                 number = report.cell(console, options, 0, texts[0], widths[0])
                 if len(number) == 1:
-                    tail = report.tail(console, options, texts[1], texts[2], widths, divider.text, right.text)
-                    yield Segment(left.text + "".join(segment.text for segment in number[0]) + tail[0])
+                    tail = report.tail(console, options, texts[1], texts[2], widths, divider.text, right.text, write)
+                    yield Segment(left.text + write(number[0]) + tail[0])
                     for more in tail[1:]:
                         yield Segment(left.text + " " * widths[0] + more)
                     if not (self.last and k == len(self.verdicts) - 1):
@@ -265,15 +281,36 @@ class _VerdictRows:
                          for cell, width in zip(cells, widths)]
             for line in range(height):
                 segments = [left, *cells[0][line], divider, *cells[1][line], divider, *cells[2][line], right]
-                if plain:
-                    yield Segment("".join(segment.text for segment in segments))
-                else:
+                if write is None:
                     yield from segments
+                else:
+                    yield Segment(write(segments))
             if not (self.last and k == len(self.verdicts) - 1):
                 yield rule
         if self.last:
             yield Segment(box.get_bottom(widths))
             yield new_line
+
+
+COLOR_SYSTEMS = {"standard": ColorSystem.STANDARD, "256": ColorSystem.EIGHT_BIT, "truecolor": ColorSystem.TRUECOLOR,
+                 "windows": ColorSystem.WINDOWS}  # Console.color_system's names
+
+
+def _written(console):
+    """A function of segments to the text ``console`` writes for them, as its
+    :meth:`rich.console.Console._render_buffer` does: each styled segment in its style's
+    ANSI codes for the console's colour system (colours taken out under ``NO_COLOR``);
+    with no console (or one without colours), the text alone."""
+    if console is None or console.color_system is None:
+        return lambda segments: "".join(segment.text for segment in segments)
+    system = COLOR_SYSTEMS[console.color_system]
+    no_color = console.no_color
+
+    def write(segments) -> str:
+        if no_color:
+            segments = Segment.remove_color(segments)
+        return "".join(style.render(text, color_system=system) if style else text for text, style, _ in segments)
+    return write
 
 
 class _VerdictReport:
@@ -315,17 +352,17 @@ class _VerdictReport:
         return sum(self.widths(console, options)) + self.table._extra_width
 
     def tail(self, console, options, status: str, message: str, widths: list[int], divider: str,
-             right: str) -> list[str]:
-        """The text of a row of the table without styles after its line number's cell, a
-        line at a time: the divider, the verdict's cell, the divider, the message's cell and
-        the right edge (with the line's end), the shorter cell filled with blank lines below
-        it as Rich's table fills it. Made once per verdict and message (a long file repeats
-        them)."""
-        key = (status, message, widths[1], widths[2])
+             right: str, write) -> list[str]:
+        """The text of a row of the table after its line number's cell, a line at a time,
+        as ``write`` writes each line's segments (:func:`_written`: ``console``'s): the
+        divider, the verdict's cell, the divider, the message's cell and the right edge
+        (with the line's end), the shorter cell filled with blank lines below it as Rich's
+        table fills it. Made once per verdict and message (a long file repeats them)."""
+        key = (status, message, widths[1], widths[2], console.color_system, console.no_color)
         if key not in self._tails:
             verdict, said = (self.cell(console, options, i, text, widths[i]) for i, text in ((1, status), (2, message)))
             height = max(len(verdict), len(said), 1)
-            verdict, said = (["".join(s.text for s in line) for line in cell] + [" " * width] * (height - len(cell))
+            verdict, said = ([write(line) for line in cell] + [" " * width] * (height - len(cell))
                              for cell, width in ((verdict, widths[1]), (said, widths[2])))
             self._tails[key] = [divider + v + divider + m + right for v, m in zip(verdict, said)]
         return self._tails[key]
@@ -351,13 +388,16 @@ def _verdict_text(text: str, column: int) -> Text:
 
 def print_verdicts(console, verdicts, file: str) -> None:
     """Print the report of ``derive check`` (:func:`render_verdicts`) on ``console``, a piece
-    at a time. A piece of the table that prints no colour and fits the console's width (Rich
-    would neither style nor crop its lines) is written as its text, without Rich's handling
-    of each line: the same characters (tests/test_check_report.py)."""
+    at a time. A piece of the table that fits the console's width (Rich would crop none of
+    its lines), on a console without colours or a terminal's, is written as the text the
+    console would write (:meth:`_VerdictRows.text`: its colours' codes made once per row
+    text), without Rich's handling of each segment: the same characters
+    (tests/test_check_report.py)."""
     for piece in render_verdicts(verdicts, file):
-        if isinstance(piece, _VerdictRows) and console.color_system is None and \
-                piece.report.width(console, console.options) <= console.width:
-            console.file.write("".join(segment.text for segment in piece.__rich_console__(console, console.options)))
+        if isinstance(piece, _VerdictRows) and (console.color_system is None or console.is_terminal) \
+                and not console.legacy_windows and not console.is_jupyter and not console.record \
+                and piece.report.width(console, console.options) <= console.width:
+            console.file.write(piece.text(console))
         else:
             console.print(piece)
 

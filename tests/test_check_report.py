@@ -43,18 +43,25 @@ def whole_table(verdicts, file: str) -> Group:
     return Group(table, Text(f"{len(verdicts)} {'entry' if len(verdicts) == 1 else 'entries'}: {summary}"))
 
 
-def printed(pieces, width: int, color: bool) -> str:
+def console_of(out, width: int, color) -> Console:
+    """A console writing to ``out``: without colours (``color`` False), a terminal's in a
+    colour system (True: truecolor; or its name), or a terminal under NO_COLOR ("no color")."""
+    system = None if not color else "truecolor" if color in (True, "no color") else color
+    return Console(file=out, width=width, emoji=False, force_terminal=bool(color), color_system=system,
+                   no_color=color == "no color")
+
+
+def printed(pieces, width: int, color) -> str:
     out = io.StringIO()
-    console = Console(file=out, width=width, emoji=False, force_terminal=color, color_system="truecolor" if color else None)
+    console = console_of(out, width, color)
     for piece in pieces:
         console.print(piece)
     return out.getvalue()
 
 
-def printed_by_derive(verdicts, file: str, width: int, color: bool) -> str:
+def printed_by_derive(verdicts, file: str, width: int, color) -> str:
     out = io.StringIO()
-    console = Console(file=out, width=width, emoji=False, force_terminal=color, color_system="truecolor" if color else None)
-    print_verdicts(console, verdicts, file)
+    print_verdicts(console_of(out, width, color), verdicts, file)
     return out.getvalue()
 
 
@@ -74,7 +81,7 @@ ODD = [Verdict(7, "", "wrong", "x" * 130), Verdict(123456789012, "", "correct", 
 
 
 @pytest.mark.parametrize("width", [200, 80, 41, 20, 9])
-@pytest.mark.parametrize("color", [False, True])
+@pytest.mark.parametrize("color", [False, True, "standard", "256", "no color"])
 def test_the_streamed_report_prints_as_the_whole_table(hand_verdicts, width, color, monkeypatch):
     monkeypatch.setattr(render_rich, "REPORT_ROWS", 7)  # several pieces
     for verdicts in (hand_verdicts, ODD, hand_verdicts[:1], hand_verdicts[:7], hand_verdicts[:8]):
