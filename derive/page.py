@@ -166,7 +166,7 @@ class Line:
         cell wide and none is a space other than ASCII's (the same lines, without Rich
         measuring each word: crane has 3,715 notes of up to 2,000 characters); None for any
         other paragraph (Rich wraps it, :func:`derive.render_rich.rich_page`)."""
-        if _cells(self.text.replace("\n", " ")) != len(self.text) or _WIDE_SPACE.search(self.text):
+        if cell_width(self.text.replace("\n", " ")) != len(self.text) or _WIDE_SPACE.search(self.text):
             return None
         return [[(line, self.style)] if line else []
                 for paragraph in self.text.split("\n") for line in _divided(paragraph, width)]
@@ -284,7 +284,7 @@ class WholeTable:
         whether derive draws it (:meth:`drawn_runs`)."""
         cells = [[c] + [r[i] for r in self.rows] for i, c in enumerate(self.columns)]
         need = [max(map(_longest_word, col)) for col in cells]  # the narrowest each column can be
-        full = [max(map(_cells, col)) for col in cells]  # ... and its width on one line (terminal cells: an
+        full = [max(map(cell_width, col)) for col in cells]  # ... and its width on one line (terminal cells: an
         # emoji or a CJK character is two, as Rich's table measures it)
         groups = _column_groups(need, width, self.BORDER, self.keys)
         out = []
@@ -298,7 +298,7 @@ class WholeTable:
             fits = sum(w + self.BORDER for w in widths) + 1 <= width  # Rich narrows no column
             # a column whose every cell fits its width needs no wrapping: no_wrap prints the
             # same cells without Rich measuring them word by word
-            whole = [fits and all(_fits(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
+            whole = [fits and all(fits_in(cell, w) for cell in cells[i]) for i, w in zip(group, widths)]
             columns, rows = [self.columns[i] for i in group], [[row[i] for i in group] for row in self.rows]
             drawn = bool(group) and fits and all(_one_line(cell) for i in group for cell in cells[i]) \
                 and all(one or not any(_WIDE_SPACE.search(cell) or "\t" in cell for cell in cells[i])
@@ -367,22 +367,22 @@ class WholeTable:
 
     def natural_width(self) -> int:
         """The width of the table with every cell on one line."""
-        return sum(max(map(_cells, [c] + [r[i] for r in self.rows])) + self.BORDER
+        return sum(max(map(cell_width, [c] + [r[i] for r in self.rows])) + self.BORDER
                    for i, c in enumerate(self.columns)) + 1
 
 
 def _one_line(text: str) -> bool:
     """Whether ``text`` is one line of characters one terminal cell wide each."""
-    return "\n" not in text and _cells(text) == len(text)
+    return "\n" not in text and cell_width(text) == len(text)
 
 
-def _fits(text: str, width: int) -> bool:
+def fits_in(text: str, width: int) -> bool:
     """Whether ``text`` is one line of at most ``width`` characters and terminal cells
     (Rich would not wrap it)."""
-    return len(text) <= width and "\n" not in text and "\t" not in text and _cells(text) <= width
+    return len(text) <= width and "\n" not in text and "\t" not in text and cell_width(text) <= width
 
 
-def _cells(text: str) -> int:
+def cell_width(text: str) -> int:
     """:func:`rich.cells.cell_len` of ``text``: its length when each of its distinct
     characters is one cell wide by Rich's own measure (a note of 2,000 characters has a
     few dozen distinct ones; each character is measured once per run), else Rich's count."""
@@ -395,13 +395,13 @@ def _cells(text: str) -> int:
     return cell_len(text)
 
 
-_ONE_CELL: set[str] = set()  # the characters :func:`_cells` has found one cell wide
+_ONE_CELL: set[str] = set()  # the characters :func:`cell_width` has found one cell wide
 
 
 def _longest_word(text: str) -> int:
     """The width in terminal cells of the longest run without a space: the narrowest a
     cell can wrap to."""
-    return max(map(len if _cells(text) == len(text) else _cells, text.split()), default=0)
+    return max(map(len if cell_width(text) == len(text) else cell_width, text.split()), default=0)
 
 
 def _fit(need: list[int], full: list[int], width: int, border: int) -> list[int]:

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 from rich.box import HEAVY_HEAD
 from rich.cells import cell_len
+from rich.color import ColorSystem
 from rich.console import Group
 from rich.control import strip_control_codes
 from rich.markup import escape
 from rich.markup import render as render_markup
 from rich.segment import Segment
-from rich.color import ColorSystem
 from rich.style import Style
 from rich.text import Text
 
 from .lazy import lazy
-from .page import ColumnGroup, ExactLines, Line, Page, Run, WholeTable, _cells, _fits
+from .page import ColumnGroup, ExactLines, Line, Page, Run, WholeTable, cell_width, fits_in
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
@@ -64,7 +64,7 @@ class RichLine:
         if lines is None or options.no_wrap or options.overflow not in (None, "fold") \
                 or options.justify not in (None, "default"):
             text = self.line.text
-            fits = all(_fits(line, options.max_width) for line in text.split("\n"))
+            fits = all(fits_in(line, options.max_width) for line in text.split("\n"))
             yield Text(text, style=self.line.style, overflow="ignore" if fits else None)
             return
         yield from _segments(console, lines)
@@ -152,7 +152,7 @@ def _cell(text: str):
     :class:`PlainCell` when Rich would print ``text`` as it is (no markup bracket, emoji
     colon or backslash, one line of one-cell characters), else the escaped text (Rich
     parses it as markup and wraps it), padded."""
-    if "[" in text or ":" in text or "\\" in text or "\n" in text or _cells(text) != len(text):
+    if "[" in text or ":" in text or "\\" in text or "\n" in text or cell_width(text) != len(text):
         return rich_padding.Padding(escape(text), CELL_PADDING)
     return PlainCell(text)
 
@@ -161,7 +161,7 @@ def _as_is(text: str) -> bool:
     """Whether a cell of Rich's table prints ``text`` as it is, its markup escaped
     (:func:`_cell`): one line of characters one cell wide each, which Rich's markup (with
     emoji codes off, as derive's consoles print) reads back as the same text."""
-    return "\n" not in text and _cells(text) == len(text) \
+    return "\n" not in text and cell_width(text) == len(text) \
         and (not _MARKUP.search(text) or render_markup(escape(text), emoji=False).plain == text)
 
 
