@@ -454,8 +454,12 @@ class _Reader:
             stripped = _unmarked(stripped)
             entries = [self.equation(part, i + 1, stripped, self.here, exact=stripped.startswith("\\"))
                        for part in _split_quads(stripped)]
+            known = len(self.entries)
             if not any(map(_readable, entries)) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
+                if len(self.entries) == known and CLAIMED_NUMBER.search(stripped):
+                    self.entries += entries  # (read as prose, it gave no number to list, yet it writes `= 3`:
+                    # said unreadable, not dropped unsaid: `foo bar = = 3 ((` alone passed the check)
             else:
                 self.entries += entries
             return end

@@ -244,6 +244,19 @@ def test_a_name_of_several_heads_is_hinted_with_its_own_head(derivation):
     assert found[1].message.endswith("or the head in the name, as in s_{1,2}^{(1)})"), found[1].message
 
 
+def test_an_unreadable_equation_read_as_prose_is_not_dropped_unsaid(derivation):
+    """A line that writes ``= 3`` but reads as no equation, taken for a sentence (words
+    and numbers: ``foo bar = = 3 ((``; ``smile = 1 +* 2`` beside a like line) listed no
+    decimal number and was dropped without a verdict: a file of such a line alone said
+    "no line of the file gives a number to check" and passed (two trials' findings). It is
+    unreadable, with why; a sentence with a decimal number is still prose, not checked."""
+    found = Checker(derivation).check_text("foo bar = = 3 ((\n\nsmile = 1 +* 2\n:smile: = 1 +* 2\n\n"
+                                           "␣climb and ed = 0.94 here\n")
+    assert [(v.line, v.status) for v in found] == [(1, "unreadable"), (3, "unreadable"), (4, "unreadable"),
+                                                   (6, "not checked")], [(v.line, v.status, v.message) for v in found]
+    assert found[0].message.startswith("cannot read the value '3 (('")
+
+
 def test_a_bracketed_special_token_is_read_as_a_piece():
     """BERT's special tokens, [MASK] (encoder-post-norm's piece 6, whose row of E is all 0,
     so its logit against the tied W_U is exactly 0 and e^z is 1), written in a name:
