@@ -38,29 +38,36 @@ BUG_EXIT = 3  # a bug in derive (exit 2 is bad input, 1 a failed check)
 
 def plain_console(**options) -> Console:
     """A Rich console that prints text as written: no emoji codes (a token or a title
-    ``:smile:`` stays ``:smile:``, not an emoji). Options as :class:`rich.console.Console`'s.
-    (Rich's console is imported here, when a command prints through it: a page derive
-    writes itself, :func:`show_page`, does not load it.)"""
+    ``:smile:`` stays ``:smile:``, not an emoji), at least :data:`MIN_WIDTH` wide. Options
+    as :class:`rich.console.Console`'s. (Rich's console is imported here, when a command
+    prints through it: a page derive writes itself, :func:`show_page`, does not load it.)"""
     from rich.console import Console
 
     if "width" not in options and os.environ.get("COLUMNS", "").isdigit() and _columns() is None:
         options["width"] = _terminal_width()  # (COLUMNS=0: Rich would print nothing at all)
-    return Console(emoji=False, **options)
+    console = Console(emoji=False, **options)
+    if console.width < MIN_WIDTH:  # (COLUMNS=1: Rich drew tables of borders, no number in them)
+        console.width = MIN_WIDTH
+    return console
+
+
+MIN_WIDTH = 40  # the narrowest page derive prints (--width's least): narrower, Rich's tables lose their text
 
 
 def _columns() -> Optional[int]:
-    """The width ``COLUMNS`` gives, when it is a positive number; None when it is unset or
-    not one (``COLUMNS=0`` made Rich print nothing at all, and exit 0)."""
+    """The width ``COLUMNS`` gives, when it is a positive number (at least :data:`MIN_WIDTH`);
+    None when it is unset or not one (``COLUMNS=0`` made Rich print nothing at all, and exit 0)."""
     value = os.environ.get("COLUMNS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+    return max(MIN_WIDTH, int(value)) if value.isdigit() and int(value) > 0 else None
 
 
 def _terminal_width() -> int:
     """The width of the first of stdin, stdout and stderr that is a terminal, as Rich's
-    console reads it (:attr:`rich.console.Console.size`); 80 when none is (or says 0)."""
+    console reads it (:attr:`rich.console.Console.size`); 80 when none is (or says 0);
+    at least :data:`MIN_WIDTH`."""
     for descriptor in (0, 1, 2):
         try:
-            return os.get_terminal_size(descriptor).columns or 80
+            return max(MIN_WIDTH, os.get_terminal_size(descriptor).columns or 80)
         except (AttributeError, ValueError, OSError):  # (not a terminal)
             continue
     return 80
@@ -351,7 +358,7 @@ CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value fro
                                          "noted.")]
 OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
                                                   "of the terminal.")]
-WidthOpt = Annotated[Optional[int], typer.Option("--width", min=40, max=100_000, help="The width of the "
+WidthOpt = Annotated[Optional[int], typer.Option("--width", min=MIN_WIDTH, max=100_000, help="The width of the "
                                                  "page in characters (default: the terminal's; a file or pipe "
                                                  "gets what its widest table needs). A wider table is split "
                                                  "into groups of columns: no number is ever cut.")]
