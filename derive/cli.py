@@ -51,7 +51,8 @@ def plain_console(**options) -> Console:
     return console
 
 
-MIN_WIDTH = 40  # the narrowest page derive prints (--width's least): narrower, Rich's tables lose their text
+MIN_WIDTH = 20  # the narrowest page derive prints: narrower (COLUMNS=1), Rich's tables lose their text; at 20
+# a number that does not fit its column folds, every digit printed (derive params at 20 columns)
 
 
 def _columns() -> Optional[int]:
@@ -358,7 +359,7 @@ CarryOpt = Annotated[Carry, typer.Option("--carry", help="exact: every value fro
                                          "noted.")]
 OutputOpt = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically) instead "
                                                   "of the terminal.")]
-WidthOpt = Annotated[Optional[int], typer.Option("--width", min=MIN_WIDTH, max=100_000, help="The width of the "
+WidthOpt = Annotated[Optional[int], typer.Option("--width", min=40, max=100_000, help="The width of the "
                                                  "page in characters (default: the terminal's; a file or pipe "
                                                  "gets what its widest table needs). A wider table is split "
                                                  "into groups of columns: no number is ever cut.")]
