@@ -271,8 +271,11 @@ def load_case(name_or_path: str) -> Case:
     return _Reader(str(path), data, tensors).case()
 
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc (C0, DEL, C1) but tab and line feed
-CONTROL_EXPECTED = "printable text (no escape sequence, carriage return or bell)"
+# Unicode's Cc (C0, DEL, C1) but tab and line feed; the bidirectional embeddings, overrides and isolates (a
+# right-to-left override turns the rest of a row around on a terminal that honours it, a token disguised:
+# "Trojan Source", CVE-2021-42574); the line and paragraph separators (a line break no table shows as one)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+CONTROL_EXPECTED = "printable text (no escape sequence, carriage return, bell or bidirectional override)"
 FAST_TOML_BYTES = 20_000  # a case file at least this long is parsed by toml-rs where it reads as tomllib does
 # (about where tomllib's parse, 0.22 ms a KB with Decimals, passes toml-rs's import, 4.5 ms: crane, 28 KB, 6.2 ms)
 FAST_TOML_DEPTH = 64  # ... and nests arrays and tables at most this deep (deeper: toml-rs 0.4.3 overflows its stack)

@@ -567,20 +567,23 @@ def test_a_missing_field_of_a_head_suggests_no_other_valid_field(tmp_path):
 @pytest.mark.parametrize("case, old, new, field", [
     ("woodchuck", '"woodchuck", "would"', '"wood\\u001b[31mchuck", "would"', "vocab.pieces: the piece 5"),
     ("woodchuck", '"woodchuck", "would"', '"chu\\rck", "would"', "vocab.pieces: the piece 5"),
-    ("raschka-simplified", '"journey"', '"jour\\u0007ney"', "input.labels: the label 1")])
+    ("raschka-simplified", '"journey"', '"jour\\u0007ney"', "input.labels: the label 1"),
+    ("woodchuck", '"woodchuck", "would"', '"wood\\u202echuck", "would"', "vocab.pieces: the piece 5"),
+    ("woodchuck", '"woodchuck", "would"', '"wood\\u2028chuck", "would"', "vocab.pieces: the piece 5")])
 def test_a_piece_or_label_with_an_escape_sequence_is_refused(tmp_path, case, old, new, field):
     """A vocabulary piece (or a row label of X) is printed in every table and note: an
     escape sequence in one turned the rest of a reader's page red and moved the tables'
-    borders, and a carriage return or a bell was dropped unsaid (a trial's finding). As a
-    title's, it is one error line naming the field, the piece and the character; a tab in
-    a piece is kept."""
+    borders, and a carriage return or a bell was dropped unsaid; a right-to-left override
+    turns the rest of a row around on a terminal that honours it (two trials' findings). As
+    a title's, it is one error line naming the field, the piece and the character; a tab
+    in a piece is kept."""
     text = (Path(__file__).resolve().parent.parent / "cases" / f"{case}.toml").read_text(encoding="utf-8")
     assert text.count(old) == 1
     path = tmp_path / "ctrl.toml"
     path.write_text(text.replace(old, new), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "derive", "run", str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == "", done.stderr
-    assert f"field {field}" in done.stderr and "holds the control character U+00" in done.stderr
+    assert f"field {field}" in done.stderr and "holds the control character U+" in done.stderr
     tab = tmp_path / "tab.toml"
     tab.write_text(text.replace(old, old.replace("chuck", "chu\\tck").replace("journey", "jour\\tney")), encoding="utf-8")
     assert subprocess.run([sys.executable, "-m", "derive", "run", str(tab)], capture_output=True, timeout=120).returncode == 0
