@@ -457,9 +457,10 @@ class _Reader:
             known = len(self.entries)
             if not any(map(_readable, entries)) and (_sentence(stripped) or self._in_sentence(i)):
                 self.prose(stripped, i + 1)  # a sentence with an = in it (␣climb + ed = 0.94)
-                if len(self.entries) == known and CLAIMED_NUMBER.search(stripped):
-                    self.entries += entries  # (read as prose, it gave no number to list, yet it writes `= 3`:
-                    # said unreadable, not dropped unsaid: `foo bar = = 3 ((` alone passed the check)
+                if len(self.entries) == known and CLAIMED_NUMBER.search(stripped) and not WORDS.search(stripped):
+                    self.entries += entries  # (read as prose, with no three words in a row, it gave no number
+                    # to list, yet it writes `= 3`: said unreadable, not dropped unsaid: `foo bar = = 3 ((` alone
+                    # passed the check; a page's sentence, `... with M_{i,j} = 1 (the given mask ...`, is prose)
             else:
                 self.entries += entries
             return end
