@@ -725,7 +725,8 @@ class _Reader:
 
     def printable(self, field: str, texts: list[str], what: str) -> None:
         """Each of ``texts`` (the pieces of the vocabulary, the labels of X's rows: printed in
-        every table and note) holds no control character but tab and line feed, as a title
+        every table and note) holds no control character but tab and line feed, nor a
+        bidirectional override or a line separator (:data:`CONTROL`), as a title
         (:meth:`names`): an escape sequence in a piece turned the rest of a reader's page red
         and moved its tables' borders, a carriage return or a bell was dropped unsaid.
 

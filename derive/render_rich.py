@@ -238,7 +238,7 @@ class _VerdictRows:
         self.report, self.verdicts, self.first, self.last = report, verdicts, first, last
 
     def __rich_console__(self, console, options):
-        yield from self._lines(console, options, _written(None) if console.color_system is None else None)
+        yield from self._lines(console, options, _written(console) if console.color_system is None else None)
 
     def text(self, console) -> str:
         """The piece as the text ``console`` writes for it, its styles in their ANSI codes
@@ -300,8 +300,8 @@ def _written(console):
     """A function of segments to the text ``console`` writes for them, as its
     :meth:`rich.console.Console._render_buffer` does: each styled segment in its style's
     ANSI codes for the console's colour system (colours taken out under ``NO_COLOR``);
-    with no console (or one without colours), the text alone."""
-    if console is None or console.color_system is None:
+    on a console without colours, the text alone."""
+    if console.color_system is None:
         return lambda segments: "".join(segment.text for segment in segments)
     system = COLOR_SYSTEMS[console.color_system]
     no_color = console.no_color
